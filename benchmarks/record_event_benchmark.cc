@@ -1,0 +1,89 @@
+// The cost of a RecordEvent scope, disabled and enabled, per thread count.
+//
+//   ./record_event_benchmark [--benchmark_format=json]
+//
+// Enabled runs measure the steady state of a long training loop: recorder memory
+// was touched by an earlier window and is reused (ResetProfiler() rewinds it off the
+// clock every kScopesPerWindow scopes). "faults/scope" counts minor page faults of the
+// measuring thread, "B/record" the buffer memory one scope takes.
+#include <sys/resource.h>
+
+#include <stdexcept>
+#include <string>
+
+#include <benchmark/benchmark.h>
+
+#include "event_record.h"
+#include "paddle_prof/paddle_prof.h"
+
+namespace {
+
+constexpr int64_t kScopesPerWindow = 1 << 20;  // 32 MiB of records per thread
+
+int64_t MinorFaults() {
+  rusage usage;
+  getrusage(RUSAGE_THREAD, &usage);
+  return usage.ru_minflt;
+}
+
+// Every thread makes sure the window is open before it warms up; the first one opens it.
+void EnableForRun() {
+  try {
+    paddle_prof::EnableProfiler(paddle_prof::ProfilerState::kCPU);
+  } catch (const std::logic_error&) {
+    // Another benchmark thread opened it first.
+  }
+}
+
+template <typename Body>
+void RunEnabled(benchmark::State& state, Body body) {
+  EnableForRun();
+  // Warm the thread's recorder: register it and touch a window's worth of records.
+  for (int64_t i = 0; i < kScopesPerWindow; ++i) body();
+  paddle_prof::ResetProfiler();
+  const int64_t faults_before = MinorFaults();
+  int64_t n = 0;
+  for (auto _ : state) {
+    body();
+    if (++n == kScopesPerWindow) {
+      state.PauseTiming();
+      paddle_prof::ResetProfiler();
+      n = 0;
+      state.ResumeTiming();
+    }
+  }
+  state.counters["faults/scope"] = benchmark::Counter(
+      static_cast<double>(MinorFaults() - faults_before) / static_cast<double>(state.iterations()));
+  state.counters["B/record"] = sizeof(paddle_prof::internal::EventRecord);
+  // All threads leave the timed loop together; one closes the window.
+  if (state.thread_index() == 0) paddle_prof::StopProfiler();
+}
+
+void BM_RecordEventDisabled(benchmark::State& state) {
+  for (auto _ : state) {
+    paddle_prof::RecordEvent e("conv2d");
+    benchmark::ClobberMemory();
+  }
+}
+BENCHMARK(BM_RecordEventDisabled)->Threads(1)->Threads(2);
+
+void BM_RecordEventEnabled(benchmark::State& state) {
+  RunEnabled(state, [] {
+    paddle_prof::RecordEvent e("conv2d");
+    benchmark::ClobberMemory();
+  });
+}
+BENCHMARK(BM_RecordEventEnabled)->Threads(1)->Threads(2);
+
+void BM_RecordEventEnabledDynamicName(benchmark::State& state) {
+  const std::string name = "conv2d_grad";  // as a framework's op type string
+  RunEnabled(state, [&name] {
+    paddle_prof::RecordEvent e(name);
+    benchmark::ClobberMemory();
+  });
+}
+BENCHMARK(BM_RecordEventEnabledDynamicName)->Threads(1)->Threads(2);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,65 @@
+// paddle_prof: turning the profiler on and off, and marking training steps.
+//
+// A profiling window opens with EnableProfiler() (or ResetProfiler(), which drops
+// what was recorded so far) and closes with DisableProfiler(), which builds the
+// Report, prints its table and optionally writes a Chrome trace and a summary JSON.
+//
+//   paddle_prof::EnableProfiler(paddle_prof::ProfilerState::kCPU);
+//   for (int it = 0; it < 10; ++it) {
+//     if (it == 2) paddle_prof::ResetProfiler();   // warm-up left out
+//     TrainStep();
+//     paddle_prof::MarkStep();
+//   }
+//   paddle_prof::Report report = paddle_prof::DisableProfiler(
+//       paddle_prof::EventSortingKey::kTotal, "/tmp/profile.json");
+//
+// All functions here are thread-safe; ResetProfiler() and DisableProfiler() may be
+// called from any thread while other threads record.
+#ifndef PADDLE_PROF_PROFILER_H_
+#define PADDLE_PROF_PROFILER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "paddle_prof/report.h"
+
+namespace paddle_prof {
+
+// Throws std::logic_error if the profiler is already enabled, and
+// std::runtime_error for kCUDA/kAll when no usable GPU is present.
+void EnableProfiler(ProfilerState state);
+
+// Drops everything recorded so far (events, steps); profiling stays on. Calls that
+// are open at this moment are left out of the report and counted in a warning.
+void ResetProfiler();
+
+// Stops recording, builds the report, prints its table on stdout and, when
+// `profile_path` is not empty, writes the Chrome trace to `profile_path` and the
+// summary to `profile_path + ".summary.json"`. A path that cannot be written is
+// logged as an error; the report is still printed and returned.
+// Throws std::logic_error if the profiler is not enabled.
+Report DisableProfiler(EventSortingKey key = EventSortingKey::kDefault,
+                       const std::string& profile_path = "");
+
+// The same as DisableProfiler() without printing: for bindings that print the
+// table through their own language's stream (Report::Table()).
+Report StopProfiler(EventSortingKey key = EventSortingKey::kDefault,
+                    const std::string& profile_path = "");
+
+// Marks the end of an iteration (training step). No-op while profiling is off.
+void MarkStep();
+
+namespace internal {
+// The open window's id, 0 while profiling is off. Read inline by RecordEvent so that
+// a disabled scope costs one relaxed load and a branch; written only by the profiler.
+extern std::atomic<uint64_t> g_window;
+}  // namespace internal
+
+inline bool IsProfilerEnabled() {
+  return internal::g_window.load(std::memory_order_relaxed) != 0;
+}
+
+}  // namespace paddle_prof
+
+#endif  // PADDLE_PROF_PROFILER_H_

@@ -1,0 +1,125 @@
+#include "chrome_trace.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "json_writer.h"
+
+namespace paddle_prof::internal {
+
+namespace {
+
+constexpr int kStepsTid = 0;  // no real thread has id 0
+constexpr size_t kFlushBytes = size_t{1} << 20;
+
+struct FileCloser {
+  void operator()(FILE* f) const { std::fclose(f); }
+};
+
+void WriteThreadName(JsonWriter* w, int pid, int tid, const std::string& name, int sort_index) {
+  w->BeginObject();
+  w->StringField("name", "thread_name");
+  w->StringField("ph", "M");
+  w->IntField("pid", pid);
+  w->IntField("tid", tid);
+  w->Key("args");
+  w->BeginObject();
+  w->StringField("name", name);
+  w->EndObject();
+  w->EndObject();
+  w->BeginObject();
+  w->StringField("name", "thread_sort_index");
+  w->StringField("ph", "M");
+  w->IntField("pid", pid);
+  w->IntField("tid", tid);
+  w->Key("args");
+  w->BeginObject();
+  w->IntField("sort_index", sort_index);
+  w->EndObject();
+  w->EndObject();
+}
+
+void WriteComplete(JsonWriter* w, const Collection& c, int pid, int tid, const char* name,
+                   const char* category, const char* tag, uint64_t start, uint64_t end) {
+  w->BeginObject();
+  w->StringField("name", name);
+  w->StringField("cat", category);
+  w->StringField("ph", "X");
+  w->IntField("pid", pid);
+  w->IntField("tid", tid);
+  w->DoubleField("ts", c.TicksToUs(start - c.start_tick));
+  w->DoubleField("dur", c.TicksToUs(end - start));
+  if (tag != nullptr) {
+    w->Key("args");
+    w->BeginObject();
+    w->StringField("tag", tag);
+    w->EndObject();
+  }
+  w->EndObject();
+}
+
+}  // namespace
+
+bool WriteChromeTrace(const Collection& c, const std::string& path, std::string* error) {
+  std::unique_ptr<FILE, FileCloser> file(std::fopen(path.c_str(), "w"));
+  if (!file) {
+    *error = std::strerror(errno);
+    return false;
+  }
+  std::string out;
+  bool ok = true;
+  auto flush = [&] {
+    ok = ok && std::fwrite(out.data(), 1, out.size(), file.get()) == out.size();
+    out.clear();
+  };
+  const int pid = static_cast<int>(getpid());
+  JsonWriter w(&out);
+  w.BeginObject();
+  w.StringField("displayTimeUnit", "ms");
+  w.Key("traceEvents");
+  w.BeginArray();
+  w.BeginObject();
+  w.StringField("name", "process_name");
+  w.StringField("ph", "M");
+  w.IntField("pid", pid);
+  w.Key("args");
+  w.BeginObject();
+  w.StringField("name", "paddle_prof");
+  w.EndObject();
+  w.EndObject();
+
+  if (!c.step_ticks.empty()) {
+    WriteThreadName(&w, pid, kStepsTid, "steps", -1);
+    uint64_t step_start = c.start_tick;
+    for (size_t i = 0; i < c.step_ticks.size(); ++i) {
+      const std::string name = "step " + std::to_string(i);
+      WriteComplete(&w, c, pid, kStepsTid, name.c_str(), "step", nullptr, step_start,
+                    c.step_ticks[i]);
+      step_start = c.step_ticks[i];
+    }
+  }
+  for (const ThreadSnapshot& t : c.threads) {
+    std::string name = "thread" + std::to_string(t.index);
+    if (!t.name.empty()) name += " (" + t.name + ")";
+    WriteThreadName(&w, pid, t.os_tid, name, t.index);
+    for (size_t i = 0; i < t.size; ++i) {
+      const EventRecord& r = (*t.buffer)[i];
+      if (r.cut() || r.end > c.end_tick) continue;  // not in the report either
+      WriteComplete(&w, c, pid, t.os_tid, r.name, "op", r.tag(), r.start, r.end);
+      if (out.size() > kFlushBytes) flush();
+    }
+  }
+  w.EndArray();
+  w.EndObject();
+  out.push_back('\n');
+  flush();
+  ok = std::fclose(file.release()) == 0 && ok;
+  if (!ok) *error = std::strerror(errno);
+  return ok;
+}
+
+}  // namespace paddle_prof::internal

@@ -1,0 +1,18 @@
+// Writes the window's calls as a Chrome trace (JSON object format): one complete
+// event ("ph":"X") per call on its thread's track, thread names, and the steps as
+// ranges on a track of their own. Opens in Perfetto and chrome://tracing.
+#ifndef PADDLE_PROF_SRC_CHROME_TRACE_H_
+#define PADDLE_PROF_SRC_CHROME_TRACE_H_
+
+#include <string>
+
+#include "collection.h"
+
+namespace paddle_prof::internal {
+
+// Returns false and sets `error` when the file cannot be written.
+bool WriteChromeTrace(const Collection& collection, const std::string& path, std::string* error);
+
+}  // namespace paddle_prof::internal
+
+#endif  // PADDLE_PROF_SRC_CHROME_TRACE_H_

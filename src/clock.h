@@ -1,0 +1,41 @@
+// The profiler's clock: the CPU's time-stamp counter where it is invariant (a read
+// costs about 10 ns), else steady_clock in nanoseconds. Ticks are converted to time
+// with a rate calibrated against CLOCK_MONOTONIC over the process's lifetime, so a
+// window's bounds and its events are measured on the same clock.
+#ifndef PADDLE_PROF_SRC_CLOCK_H_
+#define PADDLE_PROF_SRC_CLOCK_H_
+
+#include <atomic>
+#include <cstdint>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define PADDLE_PROF_HAS_TSC 1
+#endif
+
+namespace paddle_prof::internal {
+
+uint64_t MonotonicNs();
+
+class Clock {
+ public:
+  // Chooses the tick source and takes the calibration anchor; idempotent.
+  static void Init();
+  static uint64_t Now() {
+#ifdef PADDLE_PROF_HAS_TSC
+    if (use_tsc_.load(std::memory_order_relaxed)) return __rdtsc();
+#endif
+    return MonotonicNs();
+  }
+  static bool UsesTsc() { return use_tsc_.load(std::memory_order_relaxed); }
+  // Nanoseconds per tick, measured from Init() to now (waits up to 1 ms when Init()
+  // was too recent for a precise rate).
+  static double NsPerTick();
+
+ private:
+  static std::atomic<bool> use_tsc_;
+};
+
+}  // namespace paddle_prof::internal
+
+#endif  // PADDLE_PROF_SRC_CLOCK_H_

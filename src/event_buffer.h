@@ -1,0 +1,67 @@
+// An append-only store of EventRecords, written by one thread and read by the
+// collector from another. Memory comes in 2 MiB chunks that are kept across windows,
+// so a long training loop writes into memory it already touched; a global budget
+// (FLAGS_paddle_prof_max_buffer_mb) bounds all buffers together, and records past it
+// are dropped and counted rather than exhausting memory.
+#ifndef PADDLE_PROF_SRC_EVENT_BUFFER_H_
+#define PADDLE_PROF_SRC_EVENT_BUFFER_H_
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+
+#include "event_record.h"
+
+namespace paddle_prof::internal {
+
+class EventBuffer {
+ public:
+  static constexpr size_t kChunkBytes = size_t{2} << 20;
+  static constexpr size_t kRecordsPerChunk = kChunkBytes / sizeof(EventRecord);
+  static constexpr size_t kMaxChunks = 4096;  // 8 GiB per thread, far above any budget
+
+  EventBuffer() = default;
+  EventBuffer(const EventBuffer&) = delete;
+  EventBuffer& operator=(const EventBuffer&) = delete;
+  // Chunks are never returned: recorders live for the whole process.
+
+  // Owner thread only. False when the budget is spent (the record is dropped).
+  bool Append(const EventRecord& record) {
+    const size_t n = size_.load(std::memory_order_relaxed);
+    EventRecord* chunk;
+    if (n % kRecordsPerChunk == 0) {  // first record of a chunk: it may need allocating
+      chunk = ChunkFor(n);
+      if (chunk == nullptr) return false;
+    } else {
+      chunk = chunks_[n / kRecordsPerChunk].load(std::memory_order_relaxed);
+    }
+    chunk[n % kRecordsPerChunk] = record;
+    size_.store(n + 1, std::memory_order_release);  // publishes the record to the collector
+    return true;
+  }
+  // Owner thread only: forget the records, keep the memory.
+  void Clear() { size_.store(0, std::memory_order_relaxed); }
+  // Owner thread only, off the hot path: make sure the first chunk exists.
+  void Reserve() { ChunkFor(0); }
+
+  // Any thread: the records published so far, and access to them.
+  size_t Size() const { return size_.load(std::memory_order_acquire); }
+  const EventRecord& operator[](size_t i) const {
+    return chunks_[i / kRecordsPerChunk].load(std::memory_order_acquire)[i % kRecordsPerChunk];
+  }
+
+  // Chunks allocated by all buffers, for tests and benchmarks.
+  static size_t ChunksInUse();
+
+ private:
+  // Returns the chunk that holds record n, allocating it when needed; nullptr when the
+  // budget or kMaxChunks is reached.
+  EventRecord* ChunkFor(size_t n);
+
+  std::atomic<size_t> size_{0};
+  std::array<std::atomic<EventRecord*>, kMaxChunks> chunks_{};
+};
+
+}  // namespace paddle_prof::internal
+
+#endif  // PADDLE_PROF_SRC_EVENT_BUFFER_H_

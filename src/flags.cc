@@ -1,0 +1,49 @@
+#include "flags.h"
+
+#include <cstdlib>
+#include <string>
+
+#include <glog/logging.h>
+
+#include "profiler_control.h"
+
+DEFINE_string(paddle_prof_state, "",
+              "Profile the whole program from library load to exit: CPU, GPU or All.");
+DEFINE_string(paddle_prof_sorted_key, "total",
+              "Sort key of the report printed at exit: calls, total, self, min, max, ave, "
+              "peak_memory or live_memory.");
+DEFINE_string(paddle_prof_path, "",
+              "Where the whole-program profile writes its Chrome trace (and <path>.summary.json).");
+DEFINE_bool(paddle_prof_per_thread, false, "Report one row per thread and event.");
+DEFINE_int32(paddle_prof_max_buffer_mb, 1024,
+             "Memory bound for recorded events, all threads together; calls past it are "
+             "dropped and counted.");
+
+namespace paddle_prof::internal {
+
+namespace {
+
+// gflags reads only the command line, which a library does not own: each flag is
+// also taken from the environment variable FLAGS_<name>, through gflags' own parser.
+void ReadFlagsFromEnvironment() {
+  for (const char* name : {"paddle_prof_state", "paddle_prof_sorted_key", "paddle_prof_path",
+                           "paddle_prof_per_thread", "paddle_prof_max_buffer_mb"}) {
+    const char* value = std::getenv(("FLAGS_" + std::string(name)).c_str());
+    if (value == nullptr) continue;
+    if (gflags::SetCommandLineOption(name, value).empty()) {
+      LOG(ERROR) << "paddle_prof: ignoring FLAGS_" << name << "='" << value
+                 << "': not a valid value";
+    }
+  }
+}
+
+// Defined after the flags in this file, so they are constructed when it runs.
+const bool g_flags_read = [] {
+  ReadFlagsFromEnvironment();
+  if (!FLAGS_paddle_prof_state.empty()) StartImplicitProfiler();
+  return true;
+}();
+
+}  // namespace
+
+}  // namespace paddle_prof::internal

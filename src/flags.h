@@ -1,0 +1,14 @@
+// The profiler's gflags. Each can also be given in the environment as
+// FLAGS_<name>=<value>, read when the library loads.
+#ifndef PADDLE_PROF_SRC_FLAGS_H_
+#define PADDLE_PROF_SRC_FLAGS_H_
+
+#include <gflags/gflags.h>
+
+DECLARE_string(paddle_prof_state);
+DECLARE_string(paddle_prof_sorted_key);
+DECLARE_string(paddle_prof_path);
+DECLARE_bool(paddle_prof_per_thread);
+DECLARE_int32(paddle_prof_max_buffer_mb);
+
+#endif  // PADDLE_PROF_SRC_FLAGS_H_

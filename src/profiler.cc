@@ -1,0 +1,210 @@
+// Opening and closing profiling windows, and collecting what the threads recorded.
+#include "paddle_prof/profiler.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <vector>
+
+#include <glog/logging.h>
+
+#include "chrome_trace.h"
+#include "clock.h"
+#include "collection.h"
+#include "flags.h"
+#include "profiler_control.h"
+#include "recorder_registry.h"
+#include "report_builder.h"
+
+namespace paddle_prof {
+
+namespace internal {
+std::atomic<uint64_t> g_window{0};
+}  // namespace internal
+
+namespace {
+
+using internal::Clock;
+using internal::g_window;
+
+struct Control {
+  std::mutex mu;  // serialises enable, reset, disable and step marks
+  uint64_t last_window = 0;
+  bool implicit = false;  // started from FLAGS_paddle_prof_state
+  ProfilerState state = ProfilerState::kDisabled;
+  uint64_t start_tick = 0;
+  uint64_t start_ns = 0;
+  std::vector<uint64_t> step_ticks;
+};
+
+Control& GetControl() {
+  static auto* control = new Control;  // leaked: the exit handler may still use it
+  return *control;
+}
+
+// Caller holds control.mu. Release: pairs with the acquire in every recorder, so the
+// collector of the previous window is done before any thread rewinds its buffer.
+void OpenWindow(Control& control) {
+  control.step_ticks.clear();
+  control.start_ns = internal::MonotonicNs();
+  control.start_tick = Clock::Now();
+  g_window.store(++control.last_window, std::memory_order_release);
+}
+
+void CheckState(ProfilerState state) {
+  if (state == ProfilerState::kDisabled) {
+    throw std::invalid_argument("paddle_prof: EnableProfiler needs kCPU, kCUDA or kAll");
+  }
+  if (state == ProfilerState::kCUDA || state == ProfilerState::kAll) {
+    throw std::runtime_error(
+        "paddle_prof: cannot profile the GPU: this build of paddle_prof has no CUDA support");
+  }
+}
+
+void EnableLocked(Control& control, ProfilerState state, bool implicit) {
+  if (g_window.load(std::memory_order_relaxed) != 0 && !control.implicit) {
+    throw std::logic_error(
+        "paddle_prof: the profiler is already enabled; call DisableProfiler() first");
+  }
+  CheckState(state);
+  Clock::Init();
+  // An implicit profile still running is dropped: the program's own profiler takes over.
+  control.implicit = implicit;
+  control.state = state;
+  OpenWindow(control);
+}
+
+std::string ClockWarning(const internal::Collection& c, uint64_t window_ns) {
+  if (!Clock::UsesTsc() || window_ns < 100000000 || c.end_tick <= c.start_tick) return "";
+  const double window_rate = static_cast<double>(window_ns) /
+                             static_cast<double>(c.end_tick - c.start_tick);
+  const double drift = window_rate / c.ns_per_tick - 1;
+  if (std::fabs(drift) < 1e-3) return "";
+  char buf[160];
+  std::snprintf(buf, sizeof(buf),
+                "the TSC and CLOCK_MONOTONIC drifted apart by %.3f%% during the window; times "
+                "may be off by as much.",
+                drift * 100);
+  return buf;
+}
+
+Report StopLocked(Control& control, EventSortingKey key, const std::string& profile_path) {
+  const uint64_t window = g_window.load(std::memory_order_relaxed);
+  if (window == 0) throw std::logic_error("paddle_prof: the profiler is not enabled");
+  internal::Collection c;
+  c.end_tick = Clock::Now();
+  const uint64_t end_ns = internal::MonotonicNs();
+  g_window.store(0, std::memory_order_release);
+  control.implicit = false;
+  c.state = control.state;
+  c.start_tick = control.start_tick;
+  c.ns_per_tick = Clock::NsPerTick();
+  c.step_ticks = std::move(control.step_ticks);
+  if (std::string w = ClockWarning(c, end_ns - control.start_ns); !w.empty()) {
+    c.warnings.push_back(std::move(w));
+  }
+
+  std::unique_lock<std::mutex> registry_lock;
+  for (const internal::ThreadRecorder* r :
+       internal::RecorderRegistry::Get().LockAll(&registry_lock)) {
+    if (r->window() != window) continue;  // nothing recorded since the window opened
+    const internal::RecorderCounters& counters = r->counters();
+    c.open += counters.open.load(std::memory_order_relaxed);
+    c.forced_closes += counters.forced_closes.load(std::memory_order_relaxed);
+    c.foreign_ends += counters.foreign_ends.load(std::memory_order_relaxed);
+    c.dropped += counters.dropped.load(std::memory_order_relaxed);
+    c.threads.push_back({r->index(), r->os_tid(), r->thread_name(), &r->buffer(),
+                         r->buffer().Size()});
+  }
+
+  Report report = internal::BuildReport(c, key, FLAGS_paddle_prof_per_thread);
+  if (!profile_path.empty()) {
+    std::string error;
+    if (!internal::WriteChromeTrace(c, profile_path, &error)) {
+      LOG(ERROR) << "paddle_prof: cannot write the trace to '" << profile_path << "': " << error;
+    }
+    const std::string summary_path = profile_path + ".summary.json";
+    FILE* f = std::fopen(summary_path.c_str(), "w");
+    const std::string json = report.ToJson();
+    const bool written = f != nullptr && std::fwrite(json.data(), 1, json.size(), f) == json.size();
+    if (f == nullptr || std::fclose(f) != 0 || !written) {
+      LOG(ERROR) << "paddle_prof: cannot write the summary to '" << summary_path
+                 << "': " << std::strerror(errno);
+    }
+  }
+  return report;
+}
+
+void StopImplicitProfilerAtExit() {
+  Control& control = GetControl();
+  std::unique_lock<std::mutex> lock(control.mu);
+  if (!control.implicit || g_window.load(std::memory_order_relaxed) == 0) return;
+  EventSortingKey key = EventSortingKey::kTotal;
+  try {
+    key = ParseSortingKey(FLAGS_paddle_prof_sorted_key);
+  } catch (const std::invalid_argument& e) {
+    LOG(ERROR) << "paddle_prof: FLAGS_paddle_prof_sorted_key: " << e.what() << "; using 'total'";
+  }
+  const Report report = StopLocked(control, key, FLAGS_paddle_prof_path);
+  std::fputs(report.Table().c_str(), stdout);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+void EnableProfiler(ProfilerState state) {
+  Control& control = GetControl();
+  std::lock_guard<std::mutex> lock(control.mu);
+  EnableLocked(control, state, /*implicit=*/false);
+}
+
+void ResetProfiler() {
+  Control& control = GetControl();
+  std::lock_guard<std::mutex> lock(control.mu);
+  if (g_window.load(std::memory_order_relaxed) != 0) OpenWindow(control);
+}
+
+Report StopProfiler(EventSortingKey key, const std::string& profile_path) {
+  Control& control = GetControl();
+  std::lock_guard<std::mutex> lock(control.mu);
+  return StopLocked(control, key, profile_path);
+}
+
+Report DisableProfiler(EventSortingKey key, const std::string& profile_path) {
+  Report report = StopProfiler(key, profile_path);
+  std::fputs(report.Table().c_str(), stdout);
+  std::fflush(stdout);
+  return report;
+}
+
+void MarkStep() {
+  if (!IsProfilerEnabled()) return;
+  Control& control = GetControl();
+  std::lock_guard<std::mutex> lock(control.mu);
+  if (g_window.load(std::memory_order_relaxed) != 0) control.step_ticks.push_back(Clock::Now());
+}
+
+namespace internal {
+
+void StartImplicitProfiler() {
+  ProfilerState state;
+  try {
+    state = ParseProfilerState(FLAGS_paddle_prof_state);
+    Control& control = GetControl();
+    std::lock_guard<std::mutex> lock(control.mu);
+    EnableLocked(control, state, /*implicit=*/true);
+  } catch (const std::exception& e) {
+    LOG(ERROR) << "paddle_prof: not profiling this program (FLAGS_paddle_prof_state='"
+               << FLAGS_paddle_prof_state << "'): " << e.what();
+    return;
+  }
+  std::atexit(StopImplicitProfilerAtExit);
+}
+
+}  // namespace internal
+
+}  // namespace paddle_prof

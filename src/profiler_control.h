@@ -1,0 +1,13 @@
+// The profiler's entry points that are not public API.
+#ifndef PADDLE_PROF_SRC_PROFILER_CONTROL_H_
+#define PADDLE_PROF_SRC_PROFILER_CONTROL_H_
+
+namespace paddle_prof::internal {
+
+// Starts a whole-program profile from FLAGS_paddle_prof_state and prints its report
+// at exit. It is implicit: a profiler the program enables itself replaces it silently.
+void StartImplicitProfiler();
+
+}  // namespace paddle_prof::internal
+
+#endif  // PADDLE_PROF_SRC_PROFILER_CONTROL_H_

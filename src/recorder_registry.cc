@@ -1,0 +1,37 @@
+#include "recorder_registry.h"
+
+#include "paddle_prof/profiler.h"
+
+namespace paddle_prof::internal {
+
+RecorderRegistry& RecorderRegistry::Get() {
+  static auto* registry = new RecorderRegistry;  // leaked: threads outlive static destructors
+  return *registry;
+}
+
+ThreadRecorder* RecorderRegistry::Register(int os_tid, std::string thread_name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Window ids only grow, so a recorder that holds an older window than the open one
+  // (or any window, while profiling is off and the collector is done) is never read again.
+  const uint64_t open_window = g_window.load(std::memory_order_acquire);
+  for (const auto& r : recorders_) {
+    if (r->retired() && r->window() != open_window) {
+      r->Adopt(os_tid, std::move(thread_name));
+      return r.get();
+    }
+  }
+  recorders_.push_back(
+      std::make_unique<ThreadRecorder>(static_cast<int>(recorders_.size()), os_tid,
+                                       std::move(thread_name)));
+  return recorders_.back().get();
+}
+
+std::vector<const ThreadRecorder*> RecorderRegistry::LockAll(std::unique_lock<std::mutex>* lock) {
+  *lock = std::unique_lock<std::mutex>(mu_);
+  std::vector<const ThreadRecorder*> all;
+  all.reserve(recorders_.size());
+  for (const auto& r : recorders_) all.push_back(r.get());
+  return all;
+}
+
+}  // namespace paddle_prof::internal

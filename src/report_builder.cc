@@ -1,0 +1,217 @@
+#include "report_builder.h"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include "flags.h"
+
+namespace paddle_prof::internal {
+
+namespace {
+
+struct Accumulator {
+  int64_t calls = 0;
+  uint64_t total = 0;
+  uint64_t self = 0;
+  uint64_t min = std::numeric_limits<uint64_t>::max();
+  uint64_t max = 0;
+
+  void Add(uint64_t duration, uint64_t self_ticks) {
+    ++calls;
+    total += duration;
+    self += self_ticks;
+    min = std::min(min, duration);
+    max = std::max(max, duration);
+  }
+  void Merge(const Accumulator& other) {
+    calls += other.calls;
+    total += other.total;
+    self += other.self;
+    min = std::min(min, other.min);
+    max = std::max(max, other.max);
+  }
+};
+
+// Records name their event by pointer: cheap to hash while scanning millions of them.
+// Equal strings at different addresses (a literal in two libraries) merge afterwards.
+struct PointerKey {
+  const char* name;
+  const char* tag;
+  bool operator==(const PointerKey& o) const { return name == o.name && tag == o.tag; }
+};
+struct PointerKeyHash {
+  size_t operator()(const PointerKey& k) const {
+    return std::hash<const void*>()(k.name) * 31 + std::hash<const void*>()(k.tag);
+  }
+};
+using PointerRows = std::unordered_map<PointerKey, Accumulator, PointerKeyHash>;
+
+struct RowKey {
+  std::string name;
+  bool has_tag;
+  std::string tag;
+  int thread;  // -1 when threads are merged
+  bool operator<(const RowKey& o) const {
+    return std::tie(name, has_tag, tag, thread) < std::tie(o.name, o.has_tag, o.tag, o.thread);
+  }
+};
+
+struct LeftOut {
+  int64_t cut = 0;   // began before the last reset
+  int64_t late = 0;  // ended after the window closed
+};
+
+// Records come in the order calls ended, children first, each with its depth:
+// child_time[d] sums the durations of finished calls at depth d whose parent has not
+// ended yet, which is exactly what the parent subtracts for its self time.
+void ScanThread(const Collection& c, const ThreadSnapshot& thread, PointerRows* rows,
+                LeftOut* left_out) {
+  std::vector<uint64_t> child_time(kMaxScopeDepth + 1, 0);
+  PointerKey last{nullptr, nullptr};
+  Accumulator* last_row = nullptr;  // consecutive records are often the same event
+  for (size_t i = 0; i < thread.size; ++i) {
+    const EventRecord& r = (*thread.buffer)[i];
+    const uint32_t depth = std::min(r.depth(), kMaxScopeDepth - 1);
+    const uint64_t duration = r.end > r.start ? r.end - r.start : 0;
+    const uint64_t children = child_time[depth + 1];
+    child_time[depth + 1] = 0;
+    child_time[depth] += duration;
+    if (r.cut()) {
+      ++left_out->cut;
+      continue;
+    }
+    if (r.end > c.end_tick) {
+      ++left_out->late;
+      continue;
+    }
+    const PointerKey key{r.name, r.tag()};
+    if (last_row == nullptr || !(key == last)) {
+      last = key;
+      last_row = &(*rows)[key];  // node-based map: the reference survives rehashing
+    }
+    last_row->Add(duration, duration > children ? duration - children : 0);
+  }
+}
+
+EventRow MakeRow(const Collection& c, const RowKey& key, const Accumulator& acc) {
+  EventRow row;
+  row.name = key.name;
+  if (key.has_tag) row.tag = key.tag;
+  if (key.thread >= 0) row.thread = key.thread;
+  row.calls = acc.calls;
+  if (acc.calls > 0) {
+    row.total_ms = c.TicksToMs(acc.total);
+    row.self_ms = c.TicksToMs(acc.self);
+    row.min_ms = c.TicksToMs(acc.min);
+    row.max_ms = c.TicksToMs(acc.max);
+    // Rounding could put total/calls a hair outside [min, max]; the invariant is kept.
+    row.ave_ms = std::clamp(row.total_ms / static_cast<double>(acc.calls), row.min_ms, row.max_ms);
+  }
+  return row;
+}
+
+std::string Calls(int64_t n) { return std::to_string(n) + (n == 1 ? " call" : " calls"); }
+
+void AddWarnings(const Collection& c, const LeftOut& left_out, Report* report) {
+  auto& w = report->warnings;
+  w = c.warnings;
+  if (left_out.cut > 0) {
+    w.push_back(Calls(left_out.cut) +
+                " began before ResetProfiler() and ended after it; they are left out.");
+  }
+  if (const int64_t open = c.open + left_out.late; open > 0) {
+    w.push_back(Calls(open) + " still open when the profiler stopped; they are left out.");
+  }
+  if (c.forced_closes > 0) {
+    w.push_back(std::to_string(c.forced_closes) +
+                " scope(s) ended while scopes opened after them were still open; those were "
+                "closed at that moment.");
+  }
+  if (c.foreign_ends > 0) {
+    w.push_back(std::to_string(c.foreign_ends) +
+                " scope(s) ended on a thread other than the one that began them; they are left "
+                "out.");
+  }
+  if (c.dropped > 0) {
+    w.push_back(Calls(c.dropped) +
+                " not recorded: the event buffer bound (FLAGS_paddle_prof_max_buffer_mb=" +
+                std::to_string(FLAGS_paddle_prof_max_buffer_mb) +
+                ") or the nesting depth bound (" + std::to_string(kMaxScopeDepth) +
+                ") was reached.");
+  }
+}
+
+double SortValue(const EventRow& row, EventSortingKey key) {
+  auto memory_sum = [&row](int64_t MemoryStats::*field) {
+    int64_t sum = 0;
+    for (const auto& [place, stats] : row.memory) sum += stats.*field;
+    return static_cast<double>(sum);
+  };
+  switch (key) {
+    case EventSortingKey::kCalls: return static_cast<double>(row.calls);
+    case EventSortingKey::kSelf: return row.self_ms;
+    case EventSortingKey::kMin: return row.min_ms;
+    case EventSortingKey::kMax: return row.max_ms;
+    case EventSortingKey::kAve: return row.ave_ms;
+    case EventSortingKey::kPeakMemory: return memory_sum(&MemoryStats::peak_bytes);
+    case EventSortingKey::kLiveMemory: return memory_sum(&MemoryStats::live_bytes);
+    case EventSortingKey::kDefault:
+    case EventSortingKey::kTotal: break;
+  }
+  return row.total_ms;
+}
+
+}  // namespace
+
+void SortRows(EventSortingKey key, std::vector<EventRow>* rows) {
+  std::sort(rows->begin(), rows->end(), [key](const EventRow& a, const EventRow& b) {
+    const double va = SortValue(a, key);
+    const double vb = SortValue(b, key);
+    if (va != vb) return va > vb;
+    return std::tie(a.name, a.tag, a.thread) < std::tie(b.name, b.tag, b.thread);
+  });
+}
+
+Report BuildReport(const Collection& c, EventSortingKey key, bool per_thread) {
+  std::map<RowKey, Accumulator> merged;
+  LeftOut left_out;
+  for (const ThreadSnapshot& thread : c.threads) {
+    PointerRows rows;
+    ScanThread(c, thread, &rows, &left_out);
+    for (const auto& [k, acc] : rows) {
+      RowKey row_key{k.name, k.tag != nullptr, k.tag != nullptr ? k.tag : "",
+                     per_thread ? thread.index : -1};
+      merged[row_key].Merge(acc);
+    }
+  }
+
+  Report report;
+  report.state = c.state;
+  report.sorted_by = key == EventSortingKey::kDefault ? EventSortingKey::kTotal : key;
+  report.wall_ms = c.TicksToMs(c.end_tick - c.start_tick);
+  report.dropped_events = c.dropped;
+  double self_sum = 0;
+  for (const auto& [row_key, acc] : merged) {
+    report.events.push_back(MakeRow(c, row_key, acc));
+    self_sum += report.events.back().self_ms;
+  }
+  for (EventRow& row : report.events) row.ratio = self_sum > 0 ? row.self_ms / self_sum : 0;
+  SortRows(report.sorted_by, &report.events);
+
+  uint64_t step_start = c.start_tick;
+  for (size_t i = 0; i < c.step_ticks.size(); ++i) {
+    StepSummary step;
+    step.step = static_cast<int>(i);
+    step.wall_ms = c.TicksToMs(c.step_ticks[i] - step_start);
+    step_start = c.step_ticks[i];
+    report.steps.push_back(std::move(step));
+  }
+  AddWarnings(c, left_out, &report);
+  return report;
+}
+
+}  // namespace paddle_prof::internal

@@ -1,0 +1,122 @@
+// Report::ToJson(): the summary JSON, schema version 1 (see API.md).
+#include "json_writer.h"
+#include "paddle_prof/report.h"
+
+namespace paddle_prof {
+
+using internal::JsonWriter;
+
+namespace {
+
+void WriteMemory(JsonWriter* w, const MemoryStats& m) {
+  w->BeginObject();
+  w->IntField("peak_bytes", m.peak_bytes);
+  w->IntField("alloc_bytes", m.alloc_bytes);
+  w->IntField("alloc_count", m.alloc_count);
+  w->IntField("free_bytes", m.free_bytes);
+  w->IntField("free_count", m.free_count);
+  w->IntField("live_bytes", m.live_bytes);
+  w->EndObject();
+}
+
+void WriteEvent(JsonWriter* w, const EventRow& row) {
+  w->BeginObject();
+  w->StringField("name", row.name);
+  w->Key("tag");
+  w->OptionalString(row.tag);
+  w->Key("thread");
+  row.thread ? w->Int(*row.thread) : w->Null();
+  w->IntField("calls", row.calls);
+  w->DoubleField("total_ms", row.total_ms);
+  w->DoubleField("self_ms", row.self_ms);
+  w->DoubleField("min_ms", row.min_ms);
+  w->DoubleField("max_ms", row.max_ms);
+  w->DoubleField("ave_ms", row.ave_ms);
+  w->DoubleField("ratio", row.ratio);
+  w->Key("gpu_total_ms");
+  w->OptionalDouble(row.gpu_total_ms);
+  w->Key("gpu_min_ms");
+  w->OptionalDouble(row.gpu_min_ms);
+  w->Key("gpu_max_ms");
+  w->OptionalDouble(row.gpu_max_ms);
+  w->Key("gpu_ave_ms");
+  w->OptionalDouble(row.gpu_ave_ms);
+  w->Key("memory");
+  w->BeginObject();
+  for (const auto& [place, stats] : row.memory) {
+    w->Key(place);
+    WriteMemory(w, stats);
+  }
+  w->EndObject();
+  w->EndObject();
+}
+
+void WritePlace(JsonWriter* w, const PlaceSummary& p) {
+  w->BeginObject();
+  w->StringField("place", p.place);
+  w->IntField("peak_bytes", p.peak_bytes);
+  w->IntField("start_bytes", p.start_bytes);
+  w->IntField("end_bytes", p.end_bytes);
+  w->IntField("untracked_frees", p.untracked_frees);
+  w->Key("at_peak");
+  w->BeginArray();
+  for (const RowBytes& r : p.at_peak) {
+    w->BeginObject();
+    w->StringField("name", r.name);
+    w->Key("tag");
+  w->OptionalString(r.tag);
+    w->IntField("bytes", r.bytes);
+    w->EndObject();
+  }
+  w->EndArray();
+  w->EndObject();
+}
+
+void WriteBytesByPlace(JsonWriter* w, const std::map<std::string, int64_t>& bytes) {
+  w->BeginObject();
+  for (const auto& [place, n] : bytes) w->IntField(place, n);
+  w->EndObject();
+}
+
+}  // namespace
+
+std::string Report::ToJson() const {
+  std::string out;
+  JsonWriter w(&out);
+  w.BeginObject();
+  w.IntField("version", 1);
+  w.StringField("state", ProfilerStateName(state));
+  w.StringField("sorted_by", SortingKeyName(sorted_by));
+  w.DoubleField("wall_ms", wall_ms);
+  w.Key("places");
+  w.BeginArray();
+  for (const PlaceSummary& p : places) WritePlace(&w, p);
+  w.EndArray();
+  w.Key("events");
+  w.BeginArray();
+  for (const EventRow& row : events) WriteEvent(&w, row);
+  w.EndArray();
+  w.Key("steps");
+  w.BeginArray();
+  for (const StepSummary& s : steps) {
+    w.BeginObject();
+    w.IntField("step", s.step);
+    w.DoubleField("wall_ms", s.wall_ms);
+    w.Key("peak_bytes");
+    WriteBytesByPlace(&w, s.peak_bytes);
+    w.Key("end_bytes");
+    WriteBytesByPlace(&w, s.end_bytes);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.IntField("dropped_events", dropped_events);
+  w.Key("warnings");
+  w.BeginArray();
+  for (const std::string& warning : warnings) w.String(warning);
+  w.EndArray();
+  w.EndObject();
+  out.push_back('\n');
+  return out;
+}
+
+}  // namespace paddle_prof

@@ -1,0 +1,83 @@
+// Report::Table(): the text report, laid out like Paddle's profiler report.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "paddle_prof/report.h"
+
+namespace paddle_prof {
+
+namespace {
+
+std::string FormatMs(double ms) {
+  char buf[32];
+  // Six significant digits, but never an exponent: 0.000021 reads better than 2.1e-05.
+  std::snprintf(buf, sizeof(buf), ms != 0 && ms < 0.001 ? "%.6f" : "%.6g", ms);
+  return buf;
+}
+
+std::string SortDescription(EventSortingKey key) {
+  switch (key) {
+    case EventSortingKey::kCalls: return "number of calls";
+    case EventSortingKey::kSelf: return "self time";
+    case EventSortingKey::kMin: return "minimum time";
+    case EventSortingKey::kMax: return "maximum time";
+    case EventSortingKey::kAve: return "average time";
+    case EventSortingKey::kPeakMemory: return "peak memory";
+    case EventSortingKey::kLiveMemory: return "live memory";
+    case EventSortingKey::kDefault:
+    case EventSortingKey::kTotal: break;
+  }
+  return "total time";
+}
+
+std::string RowLabel(const EventRow& row) {
+  std::string label;
+  if (row.thread) label = "thread" + std::to_string(*row.thread) + "::";
+  label += row.name;
+  if (row.tag) label += " [" + *row.tag + "]";
+  return label;
+}
+
+}  // namespace
+
+std::string Report::Table() const {
+  const std::vector<std::string> header = {"Event", "Calls", "Total", "Self", "Min.",
+                                           "Max.",  "Ave.",  "Ratio."};
+  std::vector<std::vector<std::string>> cells;
+  for (const EventRow& row : events) {
+    std::vector<std::string> line = {RowLabel(row), std::to_string(row.calls)};
+    for (const double ms : {row.total_ms, row.self_ms, row.min_ms, row.max_ms, row.ave_ms}) {
+      line.push_back(row.calls > 0 ? FormatMs(ms) : "-");  // no calls: no fake 0
+    }
+    char ratio[16];
+    std::snprintf(ratio, sizeof(ratio), "%.2f%%", row.ratio * 100);
+    line.push_back(ratio);
+    cells.push_back(std::move(line));
+  }
+  std::vector<size_t> width(header.size());
+  for (size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
+  for (const auto& line : cells) {
+    for (size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], line[i].size());
+  }
+  auto append_line = [&width](std::string* out, const std::vector<std::string>& line) {
+    for (size_t i = 0; i < line.size(); ++i) {
+      *out += line[i];
+      if (i + 1 < line.size()) *out += std::string(width[i] - line[i].size() + 2, ' ');
+    }
+    *out += '\n';
+  };
+
+  std::string out = "\n------------------------->     Profiling Report     <-------------------------\n\n";
+  out += "Place: " + ProfilerStateName(state) + "  Total Time: " + FormatMs(wall_ms) +
+         "ms  Sorted by " + SortDescription(sorted_by) + " in descending order";
+  out += steps.empty() ? "" : "  Steps: " + std::to_string(steps.size());
+  out += "\nTimes in milliseconds; Self excludes nested events of the same thread.\n\n";
+  append_line(&out, header);
+  for (const auto& line : cells) append_line(&out, line);
+  if (events.empty()) out += "(no events recorded)\n";
+  for (const std::string& warning : warnings) out += "Warning: " + warning + "\n";
+  return out;
+}
+
+}  // namespace paddle_prof
