@@ -113,7 +113,7 @@ Report StopLocked(Control& control, EventSortingKey key, const std::string& prof
        internal::RecorderRegistry::Get().LockAll(&registry_lock)) {
     if (r->window() != window) continue;  // nothing recorded since the window opened
     const internal::RecorderCounters& counters = r->counters();
-    c.open += counters.open.load(std::memory_order_relaxed);
+    c.open += r->OpenScopes(window);
     c.forced_closes += counters.forced_closes.load(std::memory_order_relaxed);
     c.foreign_ends += counters.foreign_ends.load(std::memory_order_relaxed);
     c.dropped += counters.dropped.load(std::memory_order_relaxed);

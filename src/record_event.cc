@@ -24,14 +24,14 @@ void RecordEvent::Begin(const char* name, const char* tag) {
   if (r == nullptr) return;  // the thread is exiting
   const uint64_t window = internal::g_window.load(std::memory_order_acquire);
   if (window == 0) return;
-  if (r->Begin(name, tag, window, &depth_, &serial_)) recorder_ = r;
+  if (r->Begin(this, name, tag, window, &depth_)) recorder_ = r;
 }
 
 void RecordEvent::End() {
   const uint64_t end_tick = internal::Clock::Now();
   ThreadRecorder* r = ThreadRecorder::Current();
   if (r == recorder_) {
-    r->End(depth_, serial_, end_tick);
+    r->End(this, depth_, end_tick);
   } else if (r != nullptr) {
     r->CountForeignEnd();
   }

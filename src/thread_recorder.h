@@ -1,6 +1,7 @@
 // The per-thread half of recording: a stack of the thread's open scopes and the
 // buffer its finished calls go to. Only the owner thread writes; the collector reads
-// the buffer and the counters from another thread while the owner goes on.
+// the buffer, the counters and the stack's depth from another thread while the owner
+// goes on.
 //
 // Windows (enable → reset → … → disable) are told apart by id: a recorder holds the
 // records of one window, and the first scope a thread begins or ends in a newer window
@@ -13,8 +14,10 @@
 #include <cstdint>
 #include <string>
 
+#include "clock.h"
 #include "event_buffer.h"
 #include "name_interner.h"
+#include "paddle_prof/profiler.h"
 
 namespace paddle_prof::internal {
 
@@ -22,19 +25,19 @@ struct OpenScope {
   const char* name;
   const char* tag;
   uint64_t start;
-  uint64_t window;
-  uint64_t serial;
+  const void* owner;             // the RecordEvent that opened it
+  std::atomic<uint64_t> window;  // read by the collector to count scopes left open
 };
 
-// Per-window counts for the report's warnings, written by the owner only.
+// Per-window counts for the report's warnings, written by the owner only, off the
+// common path.
 struct RecorderCounters {
-  std::atomic<int64_t> open{0};           // scopes of this window still open
   std::atomic<int64_t> forced_closes{0};  // ends that closed scopes opened after them
   std::atomic<int64_t> foreign_ends{0};   // scopes ended on a thread that did not begin them
   std::atomic<int64_t> dropped{0};        // calls lost to the buffer budget or depth bound
 
   void Clear() {
-    for (auto* c : {&open, &forced_closes, &foreign_ends, &dropped}) {
+    for (auto* c : {&forced_closes, &foreign_ends, &dropped}) {
       c->store(0, std::memory_order_relaxed);
     }
   }
@@ -53,26 +56,57 @@ class ThreadRecorder {
 
   ThreadRecorder(int index, int os_tid, std::string thread_name);
 
-  // Owner-thread operations.
-  // Opens a scope in `window`; returns false (and counts a drop) past kMaxDepth.
-  bool Begin(const char* name, const char* tag, uint64_t window, uint32_t* depth,
-             uint64_t* serial);
-  // Ends the scope at `depth` if it is still open (an outer end may have closed it).
-  void End(uint32_t depth, uint64_t serial, uint64_t end_tick);
+  // ---- Owner-thread operations: the hot path, inline. ----
+
+  // Opens a scope for `owner` in `window`; false (and a counted drop) past kMaxDepth.
+  bool Begin(const void* owner, const char* name, const char* tag, uint64_t window,
+             uint32_t* depth) {
+    SyncWindow(window);
+    const uint32_t d = depth_.load(std::memory_order_relaxed);
+    if (d == kMaxDepth) {
+      Bump(counters_.dropped);
+      return false;
+    }
+    OpenScope& scope = stack_[d];
+    scope.name = name;
+    scope.tag = tag;
+    scope.owner = owner;
+    scope.window.store(window, std::memory_order_relaxed);
+    depth_.store(d + 1, std::memory_order_relaxed);
+    *depth = d;
+    scope.start = Clock::Now();  // last, so that the bookkeeping is not timed
+    return true;
+  }
+
+  // Ends `owner`'s scope at `depth` if it is still open (an outer end may have closed
+  // it). A live owner's address is unique, so it also tells the scope from a later one
+  // at the same depth.
+  void End(const void* owner, uint32_t depth, uint64_t end_tick) {
+    const uint32_t top = depth_.load(std::memory_order_relaxed);
+    if (depth + 1 == top && stack_[depth].owner == owner) {
+      depth_.store(depth, std::memory_order_relaxed);
+      Emit(stack_[depth], depth, end_tick);
+    } else if (depth < top && stack_[depth].owner == owner) {
+      EndOutOfOrder(depth, end_tick);
+    }
+  }
+
   // Counts a scope that this thread ended but another thread began.
   void CountForeignEnd();
   const char* Intern(std::string_view s) { return names_.Intern(s); }
 
-  // Collector-side reads.
+  // ---- Collector-side reads. ----
   uint64_t window() const { return window_.load(std::memory_order_acquire); }
   const EventBuffer& buffer() const { return buffer_; }
   const RecorderCounters& counters() const { return counters_; }
+  // Scopes begun in `window` and not yet ended (a racy but safe snapshot).
+  int64_t OpenScopes(uint64_t window) const;
   int index() const { return index_; }
   int os_tid() const { return os_tid_; }
   const std::string& thread_name() const { return thread_name_; }
 
-  // Registry-side: a recorder whose thread exited can be handed to a new thread
-  // once nobody needs its records.
+  // ---- Registry-side: a recorder whose thread exited can be handed to a new thread
+  // once nobody needs its records. ----
   bool retired() const { return retired_.load(std::memory_order_acquire); }
   void Retire() { retired_.store(true, std::memory_order_release); }
   void Adopt(int os_tid, std::string thread_name);
@@ -80,20 +114,40 @@ class ThreadRecorder {
  private:
   struct ExitNotifier;
   static ThreadRecorder* RegisterCurrentThread();
+
+  // Counters have a single writer: a plain load and store, no locked instruction.
+  static void Bump(std::atomic<int64_t>& counter) {
+    counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
   // Rewinds buffer and counters when `window` is newer than what they hold.
   void SyncWindow(uint64_t window) {
     if (window_.load(std::memory_order_relaxed) != window) StartWindow(window);
   }
   void StartWindow(uint64_t window);
-  void Emit(const OpenScope& scope, uint32_t depth, uint64_t end_tick);
+  void EndOutOfOrder(uint32_t depth, uint64_t end_tick);
 
-  // initial-exec: a plain %fs-relative load, no __tls_get_addr call per scope.
-  static thread_local ThreadRecorder* current_ __attribute__((tls_model("initial-exec")));
+  void Emit(const OpenScope& scope, uint32_t depth, uint64_t end_tick) {
+    // Acquire pairs with the release that opened the window: the collector of the
+    // previous window is done with this memory before it is written again.
+    const uint64_t window = g_window.load(std::memory_order_acquire);
+    if (window == 0) return;  // profiling is off: the collector counted the scope as open
+    SyncWindow(window);
+    // A scope begun in an earlier window is cut: its record only tells the report
+    // where its children's time belongs.
+    const bool cut = scope.window.load(std::memory_order_relaxed) != window;
+    const EventRecord record{scope.name, EventRecord::PackTag(scope.tag, depth, cut), scope.start,
+                             end_tick};
+    if (!buffer_.Append(record) && !cut) Bump(counters_.dropped);
+  }
 
-  // Owner-only state.
+  // initial-exec: a plain %fs-relative load, no __tls_get_addr call per scope. The
+  // initializer is visible here, so no TLS init wrapper is called on access either.
+  static inline thread_local ThreadRecorder* current_
+      __attribute__((tls_model("initial-exec"))) = nullptr;
+
+  // Owner-only state (depth_ and the scopes' windows are also read by the collector).
   OpenScope stack_[kMaxDepth];
-  uint32_t depth_ = 0;
-  uint64_t next_serial_ = 0;
+  std::atomic<uint32_t> depth_{0};
   NameCache names_;
 
   // Shared with the collector.

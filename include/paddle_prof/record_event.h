@@ -49,9 +49,8 @@ class RecordEvent {
   void Begin(const char* name, const char* tag);
   void End();
 
-  internal::ThreadRecorder* recorder_ = nullptr;
-  uint64_t serial_ = 0;  // tells this scope from a later one at the same depth
-  uint32_t depth_ = 0;
+  internal::ThreadRecorder* recorder_ = nullptr;  // null: nothing to end
+  uint32_t depth_;                                // set when recorder_ is
 };
 
 }  // namespace paddle_prof
