@@ -35,7 +35,11 @@ std::string RowLabel(const EventRow& row) {
   std::string label;
   if (row.thread) label = "thread" + std::to_string(*row.thread) + "::";
   label += row.name;
-  if (row.tag) label += " [" + *row.tag + "]";
+  if (row.tag) {
+    // Shapes come bracketed already ("[32, 3, 224, 224]"); other tags get brackets.
+    const bool bracketed = !row.tag->empty() && (row.tag->front() == '[' || row.tag->front() == '(');
+    label += bracketed ? " " + *row.tag : " [" + *row.tag + "]";
+  }
   return label;
 }
 

@@ -1,0 +1,390 @@
+// The profiler's public life cycle: enable, reset, disable, steps, threads, errors.
+#include "paddle_prof/profiler.h"
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "flags.h"
+#include "paddle_prof/record_event.h"
+#include "test_util.h"
+
+namespace paddle_prof {
+namespace {
+
+using testing::ExpectTimeInvariants;
+using testing::HasWarning;
+using testing::Row;
+using testing::Spin;
+
+TEST(ProfilerTest, CountsNestedScopesOnTwoThreadsExactly) {
+  EnableProfiler(ProfilerState::kCPU);
+  auto work = [](int outer_calls, int inner_per_outer) {
+    for (int i = 0; i < outer_calls; ++i) {
+      RecordEvent outer("outer");
+      for (int j = 0; j < inner_per_outer; ++j) RecordEvent inner("inner");
+    }
+  };
+  std::thread worker(work, 7, 3);
+  work(5, 2);
+  worker.join();
+  const Report report = StopProfiler();
+  ASSERT_EQ(report.events.size(), 2u);
+  EXPECT_EQ(Row(report, "outer").calls, 12);
+  EXPECT_EQ(Row(report, "inner").calls, 5 * 2 + 7 * 3);
+  EXPECT_FALSE(Row(report, "outer").thread.has_value());
+  ExpectTimeInvariants(report);
+  EXPECT_TRUE(report.warnings.empty());
+}
+
+TEST(ProfilerTest, SelfTimeIsTotalMinusNestedEvents) {
+  EnableProfiler(ProfilerState::kCPU);
+  for (int i = 0; i < 3; ++i) {
+    RecordEvent parent("parent");
+    Spin(300);
+    {
+      RecordEvent child("child");
+      Spin(500);
+      RecordEvent grandchild("grandchild");
+      Spin(200);
+    }
+  }
+  const Report report = StopProfiler();
+  const EventRow& parent = Row(report, "parent");
+  const EventRow& child = Row(report, "child");
+  const EventRow& grandchild = Row(report, "grandchild");
+  EXPECT_NEAR(parent.self_ms, parent.total_ms - child.total_ms, 1e-9);
+  EXPECT_NEAR(child.self_ms, child.total_ms - grandchild.total_ms, 1e-9);
+  EXPECT_DOUBLE_EQ(grandchild.self_ms, grandchild.total_ms);
+  EXPECT_GE(parent.self_ms, 3 * 0.3);
+  EXPECT_GE(child.self_ms, 3 * 0.5);
+  ExpectTimeInvariants(report);
+}
+
+TEST(ProfilerTest, InvariantsHoldForVaryingDurations) {
+  EnableProfiler(ProfilerState::kCPU);
+  for (int i = 0; i < 20; ++i) {
+    RecordEvent e("varying");
+    Spin(10 * (i % 5));
+    RecordEvent same("empty");
+  }
+  const Report report = StopProfiler();
+  EXPECT_LT(Row(report, "varying").min_ms, Row(report, "varying").max_ms);
+  ExpectTimeInvariants(report);
+}
+
+TEST(ProfilerTest, WallTimeIsTheWindowNotASumOfEvents) {
+  const auto before = std::chrono::steady_clock::now();
+  EnableProfiler(ProfilerState::kCPU);
+  const auto opened = std::chrono::steady_clock::now();
+  auto sleeper = [] {
+    RecordEvent e("sleep");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  };
+  std::thread a(sleeper), b(sleeper);
+  a.join();
+  b.join();
+  const auto closing = std::chrono::steady_clock::now();
+  const Report report = StopProfiler();
+  const auto after = std::chrono::steady_clock::now();
+  auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  // The two 50 ms calls overlap: their sum is about twice the window.
+  EXPECT_GE(Row(report, "sleep").total_ms, 100);
+  EXPECT_GE(report.wall_ms, ms(closing - opened) - 0.01);
+  EXPECT_LE(report.wall_ms, ms(after - before) + 0.01);
+  EXPECT_LT(report.wall_ms, Row(report, "sleep").total_ms * 0.75);
+}
+
+TEST(ProfilerTest, ThreadThatExitsKeepsItsEvents) {
+  EnableProfiler(ProfilerState::kCPU);
+  std::thread([] {
+    for (int i = 0; i < 100; ++i) RecordEvent e("short_lived");
+  }).join();
+  const Report report = StopProfiler();
+  EXPECT_EQ(Row(report, "short_lived").calls, 100);
+}
+
+TEST(ProfilerTest, ExitedThreadRecorderIsReusedInALaterWindow) {
+  EnableProfiler(ProfilerState::kCPU);
+  std::thread([] { RecordEvent e("first"); }).join();
+  EXPECT_EQ(Row(StopProfiler(), "first").calls, 1);
+  EnableProfiler(ProfilerState::kCPU);
+  std::thread([] { RecordEvent e("second"); }).join();
+  const Report report = StopProfiler();
+  ASSERT_EQ(report.events.size(), 1u);
+  EXPECT_EQ(Row(report, "second").calls, 1);
+}
+
+TEST(ProfilerTest, ResetAtIterationTwoOfTenLeavesEight) {
+  EnableProfiler(ProfilerState::kCPU);
+  for (int it = 0; it < 10; ++it) {
+    if (it == 2) ResetProfiler();
+    {
+      RecordEvent step("train_step");
+      RecordEvent op("conv2d");
+    }
+    MarkStep();
+  }
+  const Report report = StopProfiler();
+  EXPECT_EQ(Row(report, "train_step").calls, 8);
+  EXPECT_EQ(Row(report, "conv2d").calls, 8);
+  ASSERT_EQ(report.steps.size(), 8u);
+  double steps_ms = 0;
+  for (size_t i = 0; i < report.steps.size(); ++i) {
+    EXPECT_EQ(report.steps[i].step, static_cast<int>(i));
+    EXPECT_GT(report.steps[i].wall_ms, 0);
+    steps_ms += report.steps[i].wall_ms;
+  }
+  EXPECT_LE(steps_ms, report.wall_ms);
+}
+
+TEST(ProfilerTest, ACallCutByResetIsLeftOutWithAWarning) {
+  EnableProfiler(ProfilerState::kCPU);
+  {
+    RecordEvent outer("outer");
+    ResetProfiler();
+    RecordEvent inner("inner");
+  }
+  const Report report = StopProfiler();
+  ASSERT_EQ(report.events.size(), 1u);
+  EXPECT_EQ(Row(report, "inner").calls, 1);
+  EXPECT_TRUE(HasWarning(report, "1 call began before ResetProfiler()")) << report.Table();
+}
+
+TEST(ProfilerTest, ACallOpenAtDisableIsLeftOutWithAWarning) {
+  EnableProfiler(ProfilerState::kCPU);
+  auto open = std::make_unique<RecordEvent>("still_open");
+  { RecordEvent done("done"); }
+  const Report report = StopProfiler();
+  open.reset();  // ends after the window: nothing to record
+  ASSERT_EQ(report.events.size(), 1u);
+  EXPECT_EQ(Row(report, "done").calls, 1);
+  EXPECT_TRUE(HasWarning(report, "1 call still open")) << report.Table();
+}
+
+TEST(ProfilerTest, AScopeEndingBeforeItsInnerScopesClosesThem) {
+  EnableProfiler(ProfilerState::kCPU);
+  auto outer = std::make_unique<RecordEvent>("outer");
+  auto middle = std::make_unique<RecordEvent>("middle");
+  auto inner = std::make_unique<RecordEvent>("inner");
+  outer.reset();  // closes inner and middle at this moment
+  inner.reset();
+  middle.reset();
+  { RecordEvent after("after"); }
+  const Report report = StopProfiler();
+  EXPECT_EQ(Row(report, "outer").calls, 1);
+  EXPECT_EQ(Row(report, "middle").calls, 1);
+  EXPECT_EQ(Row(report, "inner").calls, 1);
+  EXPECT_EQ(Row(report, "after").calls, 1);
+  EXPECT_NEAR(Row(report, "outer").self_ms,
+              Row(report, "outer").total_ms - Row(report, "middle").total_ms, 1e-9);
+  EXPECT_TRUE(HasWarning(report, "1 scope(s) ended while scopes opened after them"));
+  ExpectTimeInvariants(report);
+}
+
+TEST(ProfilerTest, AScopeEndedOnAnotherThreadIsLeftOut) {
+  EnableProfiler(ProfilerState::kCPU);
+  auto moved = std::make_unique<RecordEvent>("moved");
+  std::thread([&moved] { moved.reset(); }).join();
+  { RecordEvent ok("ok"); }  // closes nothing it should not: "moved" is still open here
+  const Report report = StopProfiler();
+  EXPECT_EQ(Row(report, "ok").calls, 1);
+  EXPECT_EQ(report.events.size(), 1u);
+  EXPECT_TRUE(HasWarning(report, "ended on a thread other than the one that began them"));
+}
+
+TEST(ProfilerTest, SecondEnableThrowsAndKeepsTheFirstWindow) {
+  EnableProfiler(ProfilerState::kCPU);
+  { RecordEvent e("kept"); }
+  EXPECT_THROW(EnableProfiler(ProfilerState::kCPU), std::logic_error);
+  EXPECT_TRUE(IsProfilerEnabled());
+  EXPECT_EQ(Row(StopProfiler(), "kept").calls, 1);
+  EXPECT_FALSE(IsProfilerEnabled());
+}
+
+TEST(ProfilerTest, WrongStatesAndStopsThrowClearErrors) {
+  EXPECT_THROW(StopProfiler(), std::logic_error);
+  EXPECT_THROW(EnableProfiler(ProfilerState::kDisabled), std::invalid_argument);
+  try {
+    EnableProfiler(ProfilerState::kCUDA);
+    FAIL() << "kCUDA without CUDA support must throw";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no CUDA support"), std::string::npos);
+  }
+  EXPECT_THROW(EnableProfiler(ProfilerState::kAll), std::runtime_error);
+  EXPECT_FALSE(IsProfilerEnabled());
+}
+
+TEST(ProfilerTest, DisabledScopesRecordNothing) {
+  { RecordEvent before("before"); }
+  EnableProfiler(ProfilerState::kCPU);
+  const Report report = StopProfiler();
+  EXPECT_TRUE(report.events.empty());
+  { RecordEvent after("after"); }
+  MarkStep();  // no-op while off
+  EnableProfiler(ProfilerState::kCPU);
+  EXPECT_TRUE(StopProfiler().steps.empty());
+}
+
+TEST(ProfilerTest, UnwritablePathStillPrintsAndReturnsTheReport) {
+  EnableProfiler(ProfilerState::kCPU);
+  { RecordEvent e("op"); }
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  const Report report = DisableProfiler(EventSortingKey::kTotal, "/nonexistent-dir/profile.json");
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(Row(report, "op").calls, 1);
+  EXPECT_NE(out.find("Profiling Report"), std::string::npos);
+  EXPECT_NE(out.find("op "), std::string::npos);
+  EXPECT_NE(err.find("cannot write the trace to '/nonexistent-dir/profile.json'"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("cannot write the summary"), std::string::npos) << err;
+}
+
+TEST(ProfilerTest, ResetFromAnotherThreadLosesNothingRecordedAfterIt) {
+  EnableProfiler(ProfilerState::kCPU);
+  std::atomic<bool> reset_done{false};
+  constexpr int kAfter = 5000;
+  auto recorder = [&reset_done] {
+    // Record until the reset is seen, then exactly kAfter more calls.
+    while (!reset_done.load()) {
+      RecordEvent outer("before");
+      RecordEvent inner("before_inner");
+    }
+    for (int i = 0; i < kAfter; ++i) {
+      RecordEvent outer("after");
+      RecordEvent inner("after_inner");
+    }
+  };
+  std::thread a(recorder), b(recorder);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::thread([] { ResetProfiler(); }).join();
+  reset_done.store(true);
+  a.join();
+  b.join();
+  const Report report = StopProfiler();
+  EXPECT_EQ(Row(report, "after").calls, 2 * kAfter);
+  EXPECT_EQ(Row(report, "after_inner").calls, 2 * kAfter);
+  ExpectTimeInvariants(report);
+}
+
+TEST(ProfilerTest, DynamicNamesAreInternedAndMergeWithLiterals) {
+  EnableProfiler(ProfilerState::kCPU);
+  for (int i = 0; i < 4; ++i) {
+    std::string name = std::string("con") + "v2d";
+    RecordEvent e(name);
+    name.assign("overwritten");  // the profiler kept its own copy
+  }
+  { RecordEvent literal("conv2d"); }
+  const Report report = StopProfiler();
+  ASSERT_EQ(report.events.size(), 1u);
+  EXPECT_EQ(Row(report, "conv2d").calls, 5);
+}
+
+TEST(ProfilerTest, TagsSplitRows) {
+  EnableProfiler(ProfilerState::kCPU);
+  for (int i = 0; i < 2; ++i) RecordEvent e("matmul", "[2, 3]");
+  for (int i = 0; i < 3; ++i) RecordEvent e("matmul", std::string("[4, 5]"));
+  { RecordEvent untagged("matmul"); }
+  const Report report = StopProfiler();
+  ASSERT_EQ(report.events.size(), 3u);
+  EXPECT_EQ(Row(report, "matmul", "[2, 3]").calls, 2);
+  EXPECT_EQ(Row(report, "matmul", "[4, 5]").calls, 3);
+  EXPECT_EQ(Row(report, "matmul").calls, 1);
+  EXPECT_NE(report.Table().find("matmul [4, 5]"), std::string::npos);
+}
+
+TEST(ProfilerTest, PerThreadRowsOnRequest) {
+  FLAGS_paddle_prof_per_thread = true;
+  EnableProfiler(ProfilerState::kCPU);
+  { RecordEvent e("op"); }
+  std::thread([] {
+    for (int i = 0; i < 2; ++i) RecordEvent e("op");
+  }).join();
+  const Report report = StopProfiler();
+  FLAGS_paddle_prof_per_thread = false;
+  ASSERT_EQ(report.events.size(), 2u);
+  int calls = 0;
+  for (const EventRow& row : report.events) {
+    ASSERT_TRUE(row.thread.has_value());
+    calls += static_cast<int>(row.calls);
+  }
+  EXPECT_EQ(calls, 3);
+  EXPECT_NE(report.events[0].thread, report.events[1].thread);
+  EXPECT_NE(report.Table().find("thread" + std::to_string(*report.events[0].thread) + "::op"),
+            std::string::npos);
+}
+
+TEST(ProfilerTest, BufferBoundDropsAndCountsInsteadOfGrowing) {
+  FLAGS_paddle_prof_max_buffer_mb = 2;  // one chunk: 65,536 records
+  EnableProfiler(ProfilerState::kCPU);
+  for (int i = 0; i < 100000; ++i) RecordEvent e("op");
+  const Report report = StopProfiler();
+  EXPECT_EQ(Row(report, "op").calls, 65536);
+  EXPECT_EQ(report.dropped_events, 100000 - 65536);
+  EXPECT_TRUE(HasWarning(report, "34464 calls not recorded"));
+}
+
+void Recurse(int depth) {
+  RecordEvent e("recurse");
+  if (depth > 1) Recurse(depth - 1);
+}
+
+TEST(ProfilerTest, NestingPastTheDepthBoundIsCountedNotCorrupted) {
+  EnableProfiler(ProfilerState::kCPU);
+  Recurse(300);
+  { RecordEvent after("after"); }
+  const Report report = StopProfiler();
+  EXPECT_EQ(Row(report, "recurse").calls, 256);  // every call counts, as Paddle and PyTorch do
+  EXPECT_EQ(Row(report, "after").calls, 1);
+  EXPECT_EQ(report.dropped_events, 44);
+  ExpectTimeInvariants(report);
+}
+
+double TimeKey(const EventRow& row, EventSortingKey key) {
+  switch (key) {
+    case EventSortingKey::kCalls: return static_cast<double>(row.calls);
+    case EventSortingKey::kSelf: return row.self_ms;
+    case EventSortingKey::kMin: return row.min_ms;
+    case EventSortingKey::kMax: return row.max_ms;
+    case EventSortingKey::kAve: return row.ave_ms;
+    default: return row.total_ms;
+  }
+}
+
+TEST(ProfilerTest, EverySortKeyOrdersTheRows) {
+  for (const EventSortingKey key :
+       {EventSortingKey::kDefault, EventSortingKey::kCalls, EventSortingKey::kTotal,
+        EventSortingKey::kSelf, EventSortingKey::kMin, EventSortingKey::kMax,
+        EventSortingKey::kAve}) {
+    SCOPED_TRACE(SortingKeyName(key));
+    EnableProfiler(ProfilerState::kCPU);
+    for (int i = 0; i < 6; ++i) RecordEvent e("many_short");
+    for (int i = 0; i < 2; ++i) {
+      RecordEvent e("few_long");
+      Spin(100 * (i + 1));
+      RecordEvent c("nested");
+      Spin(150);
+    }
+    for (int i = 0; i < 3; ++i) {
+      RecordEvent e("middle");
+      Spin(30);
+    }
+    const Report report = StopProfiler(key);
+    ASSERT_EQ(report.events.size(), 4u);
+    EXPECT_EQ(report.sorted_by, key == EventSortingKey::kDefault ? EventSortingKey::kTotal : key);
+    for (size_t i = 1; i < report.events.size(); ++i) {
+      EXPECT_GE(TimeKey(report.events[i - 1], key), TimeKey(report.events[i], key));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace paddle_prof

@@ -1,0 +1,60 @@
+// Helpers shared by the C++ tests.
+#ifndef PADDLE_PROF_TESTS_CPP_TEST_UTIL_H_
+#define PADDLE_PROF_TESTS_CPP_TEST_UTIL_H_
+
+#include <chrono>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "paddle_prof/report.h"
+
+namespace paddle_prof::testing {
+
+// Busy work of about `us` microseconds (sleeping would let the scope's thread off CPU,
+// which is fine for wall time but makes self-time arithmetic noisier).
+inline void Spin(int us) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
+  volatile double x = 0;
+  while (std::chrono::steady_clock::now() < end) x = x + std::sqrt(x + 1.0);
+}
+
+// The row for (name, tag[, thread]); fails the test and returns a dummy when absent.
+inline const EventRow& Row(const Report& report, const std::string& name,
+                           const std::optional<std::string>& tag = std::nullopt,
+                           std::optional<int> thread = std::nullopt) {
+  for (const EventRow& row : report.events) {
+    if (row.name == name && row.tag == tag && (!thread || row.thread == thread)) return row;
+  }
+  ADD_FAILURE() << "no row " << name << (tag ? " [" + *tag + "]" : "");
+  static const EventRow kMissing;
+  return kMissing;
+}
+
+inline bool HasWarning(const Report& report, const std::string& text) {
+  for (const std::string& w : report.warnings) {
+    if (w.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// Every row keeps min <= ave <= max, ave = total / calls, and the ratios add up to 1.
+inline void ExpectTimeInvariants(const Report& report) {
+  double ratio_sum = 0;
+  for (const EventRow& row : report.events) {
+    SCOPED_TRACE(row.name);
+    EXPECT_LE(row.min_ms, row.ave_ms);
+    EXPECT_LE(row.ave_ms, row.max_ms);
+    EXPECT_LE(row.self_ms, row.total_ms);
+    if (row.calls > 0) EXPECT_DOUBLE_EQ(row.ave_ms * static_cast<double>(row.calls), row.total_ms);
+    ratio_sum += row.ratio;
+  }
+  if (!report.events.empty()) EXPECT_NEAR(ratio_sum, 1.0, 1e-12);
+}
+
+}  // namespace paddle_prof::testing
+
+#endif  // PADDLE_PROF_TESTS_CPP_TEST_UTIL_H_
