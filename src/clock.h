@@ -33,7 +33,8 @@ class Clock {
   static double NsPerTick();
 
  private:
-  static std::atomic<bool> use_tsc_;
+  // Hidden: read inside the library only, directly rather than through the GOT.
+  __attribute__((visibility("hidden"))) static std::atomic<bool> use_tsc_;
 };
 
 }  // namespace paddle_prof::internal

@@ -143,7 +143,7 @@ class ThreadRecorder {
   // initial-exec: a plain %fs-relative load, no __tls_get_addr call per scope. The
   // initializer is visible here, so no TLS init wrapper is called on access either.
   static inline thread_local ThreadRecorder* current_
-      __attribute__((tls_model("initial-exec"))) = nullptr;
+      __attribute__((tls_model("initial-exec"), visibility("hidden"))) = nullptr;
 
   // Owner-only state (depth_ and the scopes' windows are also read by the collector).
   OpenScope stack_[kMaxDepth];

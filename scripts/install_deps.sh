@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs what paddle_prof builds and tests with, from Debian's packages.
+set -euo pipefail
+packages=(cmake g++ make pkg-config
+          libgoogle-glog-dev libgflags-dev
+          libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+$sudo apt-get update -q
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"

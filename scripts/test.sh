@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Every test on a fresh machine: install, build, run the suite, then run it again under
+# AddressSanitizer+UndefinedBehaviorSanitizer and under ThreadSanitizer.
+# PADDLE_PROF_SANITIZERS=0 skips the two sanitizer builds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install_deps.sh
+jobs="$(nproc)"
+
+run_suite() {  # build-dir, extra cmake args...
+  local dir="$1"
+  shift
+  echo "=== paddle_prof tests in ${dir} $*"
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+  cmake --build "$dir" -j"$jobs"
+  ctest --test-dir "$dir" -j"$jobs" --output-on-failure
+}
+
+run_suite build
+# The benchmarks must run and speak JSON; a short run checks both.
+./build/benchmarks/record_event_benchmark --benchmark_filter=Disabled/threads:1 \
+    --benchmark_min_time=0.01 --benchmark_format=json > /dev/null
+# An installed copy serves another project through find_package(paddle_prof).
+prefix="$(mktemp -d)"
+cmake --install build --prefix "$prefix" > /dev/null
+cmake -S tests/install_consumer -B build/install_consumer -DCMAKE_PREFIX_PATH="$prefix" > /dev/null
+cmake --build build/install_consumer > /dev/null
+LD_LIBRARY_PATH="$prefix/lib" ./build/install_consumer/consumer > /dev/null
+echo "install: find_package(paddle_prof) consumer passed"
+rm -rf "$prefix"
+if [ "${PADDLE_PROF_SANITIZERS:-1}" != 0 ]; then
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    run_suite build-asan -DPADDLE_PROF_SANITIZE=address,undefined \
+      -DPADDLE_PROF_BUILD_BENCHMARKS=OFF -DPADDLE_PROF_BUILD_EXAMPLES=OFF
+  TSAN_OPTIONS=halt_on_error=1 \
+    run_suite build-tsan -DPADDLE_PROF_SANITIZE=thread \
+      -DPADDLE_PROF_BUILD_BENCHMARKS=OFF -DPADDLE_PROF_BUILD_EXAMPLES=OFF
+fi
