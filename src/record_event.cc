@@ -33,7 +33,7 @@ void RecordEvent::End() {
   if (r == recorder_) {
     r->End(this, depth_, end_tick);
   } else if (r != nullptr) {
-    r->CountForeignEnd();
+    r->CountForeignEnd(recorder_, depth_, this);
   }
 }
 

@@ -56,15 +56,30 @@ void ThreadRecorder::StartWindow(uint64_t window) {
   window_.store(window, std::memory_order_release);
 }
 
-void ThreadRecorder::EndOutOfOrder(uint32_t depth, uint64_t end_tick) {
+uint32_t ThreadRecorder::PopAbandoned(uint32_t depth) {
+  while (depth > 0 && stack_[depth - 1].owner.load(std::memory_order_relaxed) == kAbandoned) {
+    --depth;
+  }
+  depth_.store(depth, std::memory_order_relaxed);
+  return depth;
+}
+
+void ThreadRecorder::EndSlow(const void* owner, uint32_t depth, uint64_t end_tick) {
+  const uint32_t top = PopAbandoned(depth_.load(std::memory_order_relaxed));
+  if (depth >= top || stack_[depth].owner.load(std::memory_order_relaxed) != owner) {
+    return;  // an outer end already closed it
+  }
   // Scopes opened after this one end with it, innermost first, as RAII would have.
-  for (uint32_t top = depth_.load(std::memory_order_relaxed); top > depth;) {
-    --top;
-    depth_.store(top, std::memory_order_relaxed);
-    Emit(stack_[top], top, end_tick);
+  bool forced = false;
+  for (uint32_t d = top; d > depth;) {
+    --d;
+    depth_.store(d, std::memory_order_relaxed);
+    if (stack_[d].owner.load(std::memory_order_relaxed) == kAbandoned) continue;
+    forced = forced || d != depth;
+    Emit(stack_[d], d, end_tick);
   }
   const uint64_t window = g_window.load(std::memory_order_acquire);
-  if (window == 0) return;
+  if (!forced || window == 0) return;
   SyncWindow(window);
   Bump(counters_.forced_closes);
 }
@@ -73,12 +88,18 @@ int64_t ThreadRecorder::OpenScopes(uint64_t window) const {
   const uint32_t depth = depth_.load(std::memory_order_relaxed);
   int64_t open = 0;
   for (uint32_t i = 0; i < depth && i < kMaxDepth; ++i) {
-    open += stack_[i].window.load(std::memory_order_relaxed) == window;
+    open += stack_[i].window.load(std::memory_order_relaxed) == window &&
+            stack_[i].owner.load(std::memory_order_relaxed) != kAbandoned;
   }
   return open;
 }
 
-void ThreadRecorder::CountForeignEnd() {
+void ThreadRecorder::CountForeignEnd(ThreadRecorder* recorder, uint32_t depth,
+                                     const void* owner) {
+  // Only if the slot is still this scope's: its thread may have closed it already.
+  const void* expected = owner;
+  recorder->stack_[depth].owner.compare_exchange_strong(expected, kAbandoned,
+                                                        std::memory_order_relaxed);
   const uint64_t window = g_window.load(std::memory_order_acquire);
   if (window == 0) return;
   SyncWindow(window);

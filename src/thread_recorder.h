@@ -25,7 +25,9 @@ struct OpenScope {
   const char* name;
   const char* tag;
   uint64_t start;
-  const void* owner;             // the RecordEvent that opened it
+  // The RecordEvent that opened it, or kAbandoned once it ended on another thread.
+  // Atomic: that other thread marks it, the owner thread pops it.
+  std::atomic<const void*> owner;
   std::atomic<uint64_t> window;  // read by the collector to count scopes left open
 };
 
@@ -46,6 +48,8 @@ struct RecorderCounters {
 class ThreadRecorder {
  public:
   static constexpr uint32_t kMaxDepth = kMaxScopeDepth;
+  // Never the address of a RecordEvent.
+  static inline const void* const kAbandoned = reinterpret_cast<const void*>(uintptr_t{1});
 
   // The calling thread's recorder, registered on first use; nullptr while the thread
   // is exiting.
@@ -62,7 +66,10 @@ class ThreadRecorder {
   bool Begin(const void* owner, const char* name, const char* tag, uint64_t window,
              uint32_t* depth) {
     SyncWindow(window);
-    const uint32_t d = depth_.load(std::memory_order_relaxed);
+    uint32_t d = depth_.load(std::memory_order_relaxed);
+    if (d > 0 && stack_[d - 1].owner.load(std::memory_order_relaxed) == kAbandoned) {
+      d = PopAbandoned(d);
+    }
     if (d == kMaxDepth) {
       Bump(counters_.dropped);
       return false;
@@ -70,7 +77,7 @@ class ThreadRecorder {
     OpenScope& scope = stack_[d];
     scope.name = name;
     scope.tag = tag;
-    scope.owner = owner;
+    scope.owner.store(owner, std::memory_order_relaxed);
     scope.window.store(window, std::memory_order_relaxed);
     depth_.store(d + 1, std::memory_order_relaxed);
     *depth = d;
@@ -82,17 +89,18 @@ class ThreadRecorder {
   // it). A live owner's address is unique, so it also tells the scope from a later one
   // at the same depth.
   void End(const void* owner, uint32_t depth, uint64_t end_tick) {
-    const uint32_t top = depth_.load(std::memory_order_relaxed);
-    if (depth + 1 == top && stack_[depth].owner == owner) {
+    if (depth + 1 == depth_.load(std::memory_order_relaxed) &&
+        stack_[depth].owner.load(std::memory_order_relaxed) == owner) {
       depth_.store(depth, std::memory_order_relaxed);
       Emit(stack_[depth], depth, end_tick);
-    } else if (depth < top && stack_[depth].owner == owner) {
-      EndOutOfOrder(depth, end_tick);
+    } else {
+      EndSlow(owner, depth, end_tick);
     }
   }
 
-  // Counts a scope that this thread ended but another thread began.
-  void CountForeignEnd();
+  // Called on the thread that ends a scope `recorder` (another thread's) began: marks
+  // the scope abandoned, so its own thread drops it, and counts it on this thread.
+  void CountForeignEnd(ThreadRecorder* recorder, uint32_t depth, const void* owner);
   const char* Intern(std::string_view s) { return names_.Intern(s); }
 
   // ---- Collector-side reads. ----
@@ -124,7 +132,9 @@ class ThreadRecorder {
     if (window_.load(std::memory_order_relaxed) != window) StartWindow(window);
   }
   void StartWindow(uint64_t window);
-  void EndOutOfOrder(uint32_t depth, uint64_t end_tick);
+  // Drops abandoned scopes from the top of the stack; returns the new depth.
+  uint32_t PopAbandoned(uint32_t depth);
+  void EndSlow(const void* owner, uint32_t depth, uint64_t end_tick);
 
   void Emit(const OpenScope& scope, uint32_t depth, uint64_t end_tick) {
     // Acquire pairs with the release that opened the window: the collector of the

@@ -36,6 +36,7 @@ TEST(EventBufferTest, ClearKeepsTheMemoryForReuse) {
 }
 
 TEST(EventBufferTest, RefusesRecordsPastTheBudget) {
+  gflags::FlagSaver restore_flags;
   FLAGS_paddle_prof_max_buffer_mb = static_cast<int>(
       (EventBuffer::ChunksInUse() + 1) * EventBuffer::kChunkBytes >> 20);
   auto buffer = std::make_unique<EventBuffer>();

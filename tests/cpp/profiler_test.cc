@@ -22,6 +22,11 @@ using testing::HasWarning;
 using testing::Row;
 using testing::Spin;
 
+void Recurse(int depth) {
+  RecordEvent e("recurse");
+  if (depth > 1) Recurse(depth - 1);
+}
+
 TEST(ProfilerTest, CountsNestedScopesOnTwoThreadsExactly) {
   EnableProfiler(ProfilerState::kCPU);
   auto work = [](int outer_calls, int inner_per_outer) {
@@ -196,6 +201,11 @@ TEST(ProfilerTest, AScopeEndedOnAnotherThreadIsLeftOut) {
   EXPECT_EQ(Row(report, "ok").calls, 1);
   EXPECT_EQ(report.events.size(), 1u);
   EXPECT_TRUE(HasWarning(report, "ended on a thread other than the one that began them"));
+  EXPECT_FALSE(HasWarning(report, "still open")) << "the abandoned scope was dropped";
+  // The thread's stack is clean again: a later scope sits at depth 0, nested in nothing.
+  EnableProfiler(ProfilerState::kCPU);
+  Recurse(256);
+  EXPECT_EQ(StopProfiler().dropped_events, 0);
 }
 
 TEST(ProfilerTest, SecondEnableThrowsAndKeepsTheFirstWindow) {
@@ -275,6 +285,40 @@ TEST(ProfilerTest, ResetFromAnotherThreadLosesNothingRecordedAfterIt) {
   ExpectTimeInvariants(report);
 }
 
+TEST(ProfilerTest, StopAndRestartWhileThreadsRecord) {
+  std::atomic<bool> done{false};
+  auto recorder = [&done] {
+    while (!done.load()) {
+      RecordEvent outer("outer");
+      RecordEvent inner("inner");
+    }
+  };
+  auto calls = [](const Report& report, const std::string& name) {
+    for (const EventRow& row : report.events) {
+      if (row.name == name) return row.calls;
+    }
+    return int64_t{0};
+  };
+  EnableProfiler(ProfilerState::kCPU);
+  std::thread a(recorder), b(recorder);
+  int64_t inner_calls = 0;
+  for (int window = 0; window < 20; ++window) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    const Report report = StopProfiler();
+    // Each counted outer call holds a counted inner call; inner calls may also be
+    // counted whose outer call was cut by the window's edges.
+    EXPECT_LE(calls(report, "outer"), calls(report, "inner"));
+    inner_calls += calls(report, "inner");
+    ExpectTimeInvariants(report);
+    EnableProfiler(ProfilerState::kCPU);
+  }
+  done.store(true);
+  a.join();
+  b.join();
+  StopProfiler();
+  EXPECT_GT(inner_calls, 0);
+}
+
 TEST(ProfilerTest, DynamicNamesAreInternedAndMergeWithLiterals) {
   EnableProfiler(ProfilerState::kCPU);
   for (int i = 0; i < 4; ++i) {
@@ -302,6 +346,7 @@ TEST(ProfilerTest, TagsSplitRows) {
 }
 
 TEST(ProfilerTest, PerThreadRowsOnRequest) {
+  gflags::FlagSaver restore_flags;
   FLAGS_paddle_prof_per_thread = true;
   EnableProfiler(ProfilerState::kCPU);
   { RecordEvent e("op"); }
@@ -309,7 +354,6 @@ TEST(ProfilerTest, PerThreadRowsOnRequest) {
     for (int i = 0; i < 2; ++i) RecordEvent e("op");
   }).join();
   const Report report = StopProfiler();
-  FLAGS_paddle_prof_per_thread = false;
   ASSERT_EQ(report.events.size(), 2u);
   int calls = 0;
   for (const EventRow& row : report.events) {
@@ -323,6 +367,7 @@ TEST(ProfilerTest, PerThreadRowsOnRequest) {
 }
 
 TEST(ProfilerTest, BufferBoundDropsAndCountsInsteadOfGrowing) {
+  gflags::FlagSaver restore_flags;
   FLAGS_paddle_prof_max_buffer_mb = 2;  // one chunk: 65,536 records
   EnableProfiler(ProfilerState::kCPU);
   for (int i = 0; i < 100000; ++i) RecordEvent e("op");
@@ -330,11 +375,6 @@ TEST(ProfilerTest, BufferBoundDropsAndCountsInsteadOfGrowing) {
   EXPECT_EQ(Row(report, "op").calls, 65536);
   EXPECT_EQ(report.dropped_events, 100000 - 65536);
   EXPECT_TRUE(HasWarning(report, "34464 calls not recorded"));
-}
-
-void Recurse(int depth) {
-  RecordEvent e("recurse");
-  if (depth > 1) Recurse(depth - 1);
 }
 
 TEST(ProfilerTest, NestingPastTheDepthBoundIsCountedNotCorrupted) {
