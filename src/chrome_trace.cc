@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "json_writer.h"
+#include "memory_timeline.h"
 
 namespace paddle_prof::internal {
 
@@ -62,6 +63,20 @@ void WriteComplete(JsonWriter* w, const Collection& c, int pid, int tid, const c
   w->EndObject();
 }
 
+// A counter track per place: Perfetto draws live bytes over time under the timeline.
+void WriteCounter(JsonWriter* w, int pid, const std::string& name, double ts, int64_t bytes) {
+  w->BeginObject();
+  w->StringField("name", name);
+  w->StringField("ph", "C");
+  w->IntField("pid", pid);
+  w->DoubleField("ts", ts);
+  w->Key("args");
+  w->BeginObject();
+  w->IntField("bytes", bytes);
+  w->EndObject();
+  w->EndObject();
+}
+
 }  // namespace
 
 bool WriteChromeTrace(const Collection& c, const std::string& path, std::string* error) {
@@ -91,6 +106,19 @@ bool WriteChromeTrace(const Collection& c, const std::string& path, std::string*
   w.StringField("name", "paddle_prof");
   w.EndObject();
   w.EndObject();
+
+  const std::vector<MemoryEvent> memory_events = GatherMemoryEvents(c);
+  for (size_t place = 0; place < c.places.size(); ++place) {
+    const std::string track = "Memory " + c.places[place].place;
+    int64_t live = c.places[place].start_bytes;
+    WriteCounter(&w, pid, track, 0, live);
+    for (const MemoryEvent& e : memory_events) {
+      if (e.place != static_cast<int>(place)) continue;
+      live += e.delta;
+      WriteCounter(&w, pid, track, c.TicksToUs(e.tick - c.start_tick), live);
+      if (out.size() > kFlushBytes) flush();
+    }
+  }
 
   if (!c.step_ticks.empty()) {
     WriteThreadName(&w, pid, kStepsTid, "steps", -1);

@@ -5,10 +5,12 @@
 #define PADDLE_PROF_SRC_COLLECTION_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "event_buffer.h"
+#include "live_block_table.h"
 #include "paddle_prof/report.h"
 
 namespace paddle_prof::internal {
@@ -21,6 +23,17 @@ struct ThreadSnapshot {
   size_t size = 0;  // records published when the window closed
 };
 
+// What one thread did with no event open, on one place: the "[no event]" row.
+struct NoEventUsage {
+  int thread = 0;
+  int place = 0;
+  int64_t peak_bytes = 0;
+  int64_t alloc_bytes = 0;
+  int64_t alloc_count = 0;
+  int64_t free_bytes = 0;
+  int64_t free_count = 0;
+};
+
 struct Collection {
   ProfilerState state = ProfilerState::kCPU;
   uint64_t start_tick = 0;
@@ -28,11 +41,19 @@ struct Collection {
   double ns_per_tick = 1.0;
   std::vector<ThreadSnapshot> threads;
   std::vector<uint64_t> step_ticks;  // one per MarkStep(), in order
+  std::vector<std::map<std::string, int64_t>> step_peak_bytes;  // per step, by place name
+  std::vector<std::map<std::string, int64_t>> step_end_bytes;
+  std::vector<PlaceSummary> places;  // by place index; at_peak left to the report builder
+  std::vector<NoEventUsage> no_event;
+  std::vector<LiveBlock> live_blocks;  // allocated in the window and still live
   // Summed over the window's recorders.
   int64_t open = 0;
   int64_t forced_closes = 0;
   int64_t foreign_ends = 0;
   int64_t dropped = 0;
+  int64_t dropped_memory = 0;    // memory records lost to the buffer bound
+  int64_t lost_places = 0;       // scope figures lost: a scope touched too many places
+  int64_t untracked_allocs = 0;  // blocks the live-block table had no room for
   std::vector<std::string> warnings;  // found while collecting (the clock's)
 
   double TicksToMs(uint64_t ticks) const { return static_cast<double>(ticks) * ns_per_tick / 1e6; }

@@ -1,4 +1,14 @@
-// One recorded call of a scope: what the per-thread buffers hold, 32 bytes each.
+// What the per-thread buffers hold: 32-byte records of four kinds, in the order they
+// happened on the thread.
+//   kCall         a call that ended: name, tag, start and end ticks, nesting depth.
+//                 Calls come in the order they end (children before their parent), so
+//                 the report finds each call's children without sorting.
+//   kScopeMemory  two records right after a call, one pair per place the call touched:
+//                 its peak, allocated and freed bytes and counts there.
+//   kAlloc/kFree  a tracked block allocated or freed: place, bytes, tick, and the event
+//                 that owns the block; replayed in time order for the memory timeline.
+// Depth, place, kind and the cut flag share a word with the tag pointer: user-space
+// addresses fit in 48 bits on every 64-bit target we build for.
 #ifndef PADDLE_PROF_SRC_EVENT_RECORD_H_
 #define PADDLE_PROF_SRC_EVENT_RECORD_H_
 
@@ -9,30 +19,82 @@ namespace paddle_prof::internal {
 // Scopes nested deeper than this on one thread are not recorded (and are counted).
 constexpr uint32_t kMaxScopeDepth = 256;
 
-// Records of one thread are appended in the order scopes end (children before their
-// parent) and carry their nesting depth, so the report finds each call's children
-// without sorting. Depth and a "cut" flag share a word with the tag pointer: user-space
-// addresses fit in 48 bits on every 64-bit target we build for.
+// Owners of blocks that no recorded event allocated.
+inline constexpr char kNoEventName[] = "[no event]";
+inline constexpr char kBeforeWindowName[] = "[before profiling]";
+
+enum class RecordKind : uint32_t { kCall = 0, kAlloc = 1, kFree = 2, kScopeMemory = 3 };
+
 struct EventRecord {
-  static constexpr int kDepthShift = 48;
-  static constexpr uint64_t kCut = 1ull << 63;  // began before the window: nesting only
-  static constexpr uint64_t kPointerMask = (1ull << kDepthShift) - 1;
+  static constexpr uint64_t kPointerMask = (1ull << 48) - 1;
+  static constexpr int kDepthShift = 48;  // 8 bits
+  static constexpr int kPlaceShift = 56;  // 4 bits
+  static constexpr int kKindShift = 60;   // 3 bits
+  static constexpr uint64_t kCut = 1ull << 63;  // a call begun before the window
 
   const char* name;
   uint64_t tag_bits;
-  uint64_t start;
-  uint64_t end;
+  uint64_t start;  // kAlloc/kFree: the tick
+  uint64_t end;    // kAlloc/kFree: the bytes
 
-  static uint64_t PackTag(const char* tag, uint32_t depth, bool cut) {
-    return reinterpret_cast<uintptr_t>(tag) | (static_cast<uint64_t>(depth) << kDepthShift) |
-           (cut ? kCut : 0);
+  static EventRecord Call(const char* name, const char* tag, uint32_t depth, bool cut,
+                          uint64_t start, uint64_t end) {
+    return {name, Pack(reinterpret_cast<uintptr_t>(tag), depth, 0, RecordKind::kCall) | (cut ? kCut : 0),
+            start, end};
   }
+  static EventRecord Memory(RecordKind kind, int place, const char* owner_name,
+                            const char* owner_tag, uint64_t tick, int64_t bytes) {
+    return {owner_name, Pack(reinterpret_cast<uintptr_t>(owner_tag), 0, place, kind), tick,
+            static_cast<uint64_t>(bytes)};
+  }
+
+  RecordKind kind() const { return static_cast<RecordKind>((tag_bits >> kKindShift) & 7); }
   const char* tag() const { return reinterpret_cast<const char*>(tag_bits & kPointerMask); }
-  uint32_t depth() const { return static_cast<uint32_t>((tag_bits & ~kCut) >> kDepthShift); }
+  uint32_t depth() const { return static_cast<uint32_t>((tag_bits >> kDepthShift) & 0xff); }
+  int place() const { return static_cast<int>((tag_bits >> kPlaceShift) & 0xf); }
   bool cut() const { return (tag_bits & kCut) != 0; }
+  int64_t bytes() const { return static_cast<int64_t>(end); }
+
+ private:
+  friend struct ScopeMemoryRecord;
+  static uint64_t Pack(uint64_t low48, uint32_t depth, int place, RecordKind kind) {
+    return (low48 & kPointerMask) | static_cast<uint64_t>(depth & 0xff) << kDepthShift |
+           static_cast<uint64_t>(place & 0xf) << kPlaceShift |
+           static_cast<uint64_t>(kind) << kKindShift;
+  }
 };
 static_assert(sizeof(EventRecord) == 32, "a record is 32 bytes");
 static_assert(sizeof(void*) == 8, "the record packing assumes 64-bit pointers");
+
+// One call's figures on one place, stored as two kScopeMemory records (counts in the
+// 48 low bits of the tag word).
+struct ScopeMemoryRecord {
+  int place = 0;
+  int64_t peak_bytes = 0;
+  int64_t alloc_bytes = 0;
+  int64_t alloc_count = 0;
+  int64_t free_bytes = 0;
+  int64_t free_count = 0;
+
+  void Encode(EventRecord out[2]) const {
+    const auto pack = [this](int64_t count) {
+      return EventRecord::Pack(static_cast<uint64_t>(count), 0, place, RecordKind::kScopeMemory);
+    };
+    out[0] = {nullptr, pack(alloc_count), static_cast<uint64_t>(peak_bytes),
+              static_cast<uint64_t>(alloc_bytes)};
+    out[1] = {nullptr, pack(free_count), static_cast<uint64_t>(free_bytes), 0};
+  }
+  static ScopeMemoryRecord Decode(const EventRecord& first, const EventRecord& second) {
+    ScopeMemoryRecord r;
+    r.place = first.place();
+    r.peak_bytes = static_cast<int64_t>(first.start);
+    r.alloc_bytes = static_cast<int64_t>(first.end);
+    r.alloc_count = static_cast<int64_t>(first.tag_bits & EventRecord::kPointerMask);
+    r.free_bytes = static_cast<int64_t>(second.start);
+    r.free_count = static_cast<int64_t>(second.tag_bits & EventRecord::kPointerMask);
+    return r;
+  }
+};
 
 }  // namespace paddle_prof::internal
 

@@ -18,6 +18,9 @@ DEFINE_bool(paddle_prof_per_thread, false, "Report one row per thread and event.
 DEFINE_int32(paddle_prof_max_buffer_mb, 1024,
              "Memory bound for recorded events, all threads together; calls past it are "
              "dropped and counted.");
+DEFINE_int32(paddle_prof_max_live_blocks, 1 << 17,
+             "Tracked blocks that can be live at once; the table is reserved (not touched) "
+             "for twice as many when the first block is tracked.");
 
 namespace paddle_prof::internal {
 
@@ -27,7 +30,8 @@ namespace {
 // also taken from the environment variable FLAGS_<name>, through gflags' own parser.
 void ReadFlagsFromEnvironment() {
   for (const char* name : {"paddle_prof_state", "paddle_prof_sorted_key", "paddle_prof_path",
-                           "paddle_prof_per_thread", "paddle_prof_max_buffer_mb"}) {
+                           "paddle_prof_per_thread", "paddle_prof_max_buffer_mb",
+                           "paddle_prof_max_live_blocks"}) {
     const char* value = std::getenv(("FLAGS_" + std::string(name)).c_str());
     if (value == nullptr) continue;
     if (gflags::SetCommandLineOption(name, value).empty()) {

@@ -16,6 +16,9 @@
 #include "clock.h"
 #include "collection.h"
 #include "flags.h"
+#include "live_block_table.h"
+#include "memory_tracker.h"
+#include "place_registry.h"
 #include "profiler_control.h"
 #include "recorder_registry.h"
 #include "report_builder.h"
@@ -31,6 +34,8 @@ namespace {
 using internal::Clock;
 using internal::g_window;
 
+std::atomic<int> g_steps_in_window{0};
+
 struct Control {
   std::mutex mu;  // serialises enable, reset, disable and step marks
   uint64_t last_window = 0;
@@ -39,6 +44,9 @@ struct Control {
   uint64_t start_tick = 0;
   uint64_t start_ns = 0;
   std::vector<uint64_t> step_ticks;
+  std::vector<std::map<std::string, int64_t>> step_peak_bytes;
+  std::vector<std::map<std::string, int64_t>> step_end_bytes;
+  int64_t untracked_allocs_at_start = 0;
 };
 
 Control& GetControl() {
@@ -50,6 +58,11 @@ Control& GetControl() {
 // collector of the previous window is done before any thread rewinds its buffer.
 void OpenWindow(Control& control) {
   control.step_ticks.clear();
+  control.step_peak_bytes.clear();
+  control.step_end_bytes.clear();
+  g_steps_in_window.store(0, std::memory_order_relaxed);
+  control.untracked_allocs_at_start = internal::UntrackedAllocs();
+  internal::OpenPlaceWindow();
   control.start_ns = internal::MonotonicNs();
   control.start_tick = Clock::Now();
   g_window.store(++control.last_window, std::memory_order_release);
@@ -104,6 +117,10 @@ Report StopLocked(Control& control, EventSortingKey key, const std::string& prof
   c.start_tick = control.start_tick;
   c.ns_per_tick = Clock::NsPerTick();
   c.step_ticks = std::move(control.step_ticks);
+  c.step_peak_bytes = std::move(control.step_peak_bytes);
+  c.step_end_bytes = std::move(control.step_end_bytes);
+  c.places = internal::ClosePlaceWindow();
+  c.untracked_allocs = internal::UntrackedAllocs() - control.untracked_allocs_at_start;
   if (std::string w = ClockWarning(c, end_ns - control.start_ns); !w.empty()) {
     c.warnings.push_back(std::move(w));
   }
@@ -117,9 +134,26 @@ Report StopLocked(Control& control, EventSortingKey key, const std::string& prof
     c.forced_closes += counters.forced_closes.load(std::memory_order_relaxed);
     c.foreign_ends += counters.foreign_ends.load(std::memory_order_relaxed);
     c.dropped += counters.dropped.load(std::memory_order_relaxed);
+    c.dropped_memory += counters.dropped_memory.load(std::memory_order_relaxed);
+    c.lost_places += counters.lost_places.load(std::memory_order_relaxed);
+    for (int place = 0; place < static_cast<int>(c.places.size()); ++place) {
+      const internal::RootUsage& root = r->root_usage(place);
+      internal::NoEventUsage u{r->index(),
+                               place,
+                               root.peak.load(std::memory_order_relaxed),
+                               root.alloc_bytes.load(std::memory_order_relaxed),
+                               root.alloc_count.load(std::memory_order_relaxed),
+                               root.free_bytes.load(std::memory_order_relaxed),
+                               root.free_count.load(std::memory_order_relaxed)};
+      if (u.alloc_count > 0 || u.free_count > 0) c.no_event.push_back(u);
+    }
     c.threads.push_back({r->index(), r->os_tid(), r->thread_name(), &r->buffer(),
                          r->buffer().Size()});
   }
+
+  internal::LiveBlockTable::Get().ForEach([&c, window](const internal::LiveBlock& block) {
+    if (block.window == window) c.live_blocks.push_back(block);
+  });
 
   Report report = internal::BuildReport(c, key, FLAGS_paddle_prof_per_thread);
   if (!profile_path.empty()) {
@@ -185,10 +219,16 @@ void MarkStep() {
   if (!IsProfilerEnabled()) return;
   Control& control = GetControl();
   std::lock_guard<std::mutex> lock(control.mu);
-  if (g_window.load(std::memory_order_relaxed) != 0) control.step_ticks.push_back(Clock::Now());
+  if (g_window.load(std::memory_order_relaxed) == 0) return;
+  control.step_ticks.push_back(Clock::Now());
+  internal::ClosePlaceStep(&control.step_peak_bytes.emplace_back(),
+                           &control.step_end_bytes.emplace_back());
+  g_steps_in_window.fetch_add(1, std::memory_order_relaxed);
 }
 
 namespace internal {
+
+int StepsInWindow() { return g_steps_in_window.load(std::memory_order_relaxed); }
 
 void StartImplicitProfiler() {
   ProfilerState state;

@@ -8,6 +8,9 @@ namespace paddle_prof::internal {
 // at exit. It is implicit: a profiler the program enables itself replaces it silently.
 void StartImplicitProfiler();
 
+// MarkStep() calls so far in the open window: the step an allocation belongs to.
+int StepsInWindow();
+
 }  // namespace paddle_prof::internal
 
 #endif  // PADDLE_PROF_SRC_PROFILER_CONTROL_H_

@@ -8,6 +8,8 @@
 #include <unordered_map>
 
 #include "flags.h"
+#include "memory_growth.h"
+#include "memory_timeline.h"
 
 namespace paddle_prof::internal {
 
@@ -19,6 +21,8 @@ struct Accumulator {
   uint64_t self = 0;
   uint64_t min = std::numeric_limits<uint64_t>::max();
   uint64_t max = 0;
+
+  std::map<int, MemoryStats> memory;  // by place index
 
   void Add(uint64_t duration, uint64_t self_ticks) {
     ++calls;
@@ -33,6 +37,17 @@ struct Accumulator {
     self += other.self;
     min = std::min(min, other.min);
     max = std::max(max, other.max);
+    for (const auto& [place, m] : other.memory) AddMemory(place, m);
+  }
+  // Peaks take the largest call; everything else adds up.
+  void AddMemory(int place, const MemoryStats& m) {
+    MemoryStats& mine = memory[place];
+    mine.peak_bytes = std::max(mine.peak_bytes, m.peak_bytes);
+    mine.alloc_bytes += m.alloc_bytes;
+    mine.alloc_count += m.alloc_count;
+    mine.free_bytes += m.free_bytes;
+    mine.free_count += m.free_count;
+    mine.live_bytes += m.live_bytes;
   }
 };
 
@@ -75,6 +90,13 @@ void ScanThread(const Collection& c, const ThreadSnapshot& thread, PointerRows* 
   Accumulator* last_row = nullptr;  // consecutive records are often the same event
   for (size_t i = 0; i < thread.size; ++i) {
     const EventRecord& r = (*thread.buffer)[i];
+    if (r.kind() != RecordKind::kCall) continue;  // memory records are read with their call
+    // The call's memory figures follow it, a pair of records per place.
+    std::vector<ScopeMemoryRecord> memory;
+    while (i + 2 < thread.size && (*thread.buffer)[i + 1].kind() == RecordKind::kScopeMemory) {
+      memory.push_back(ScopeMemoryRecord::Decode((*thread.buffer)[i + 1], (*thread.buffer)[i + 2]));
+      i += 2;
+    }
     const uint32_t depth = std::min(r.depth(), kMaxScopeDepth - 1);
     const uint64_t duration = r.end > r.start ? r.end - r.start : 0;
     const uint64_t children = child_time[depth + 1];
@@ -94,11 +116,18 @@ void ScanThread(const Collection& c, const ThreadSnapshot& thread, PointerRows* 
       last_row = &(*rows)[key];  // node-based map: the reference survives rehashing
     }
     last_row->Add(duration, duration > children ? duration - children : 0);
+    for (const ScopeMemoryRecord& m : memory) {
+      last_row->AddMemory(m.place, {m.peak_bytes, m.alloc_bytes, m.alloc_count, m.free_bytes,
+                                    m.free_count, 0});
+    }
   }
 }
 
 EventRow MakeRow(const Collection& c, const RowKey& key, const Accumulator& acc) {
   EventRow row;
+  for (const auto& [place, stats] : acc.memory) {
+    if (place < static_cast<int>(c.places.size())) row.memory[c.places[place].place] = stats;
+  }
   row.name = key.name;
   if (key.has_tag) row.tag = key.tag;
   if (key.thread >= 0) row.thread = key.thread;
@@ -135,6 +164,24 @@ void AddWarnings(const Collection& c, const LeftOut& left_out, Report* report) {
     w.push_back(std::to_string(c.foreign_ends) +
                 " scope(s) ended on a thread other than the one that began them; they are left "
                 "out.");
+  }
+  if (std::string growth = MemoryGrowthWarning(c); !growth.empty()) {
+    w.push_back(std::move(growth));
+  }
+  if (c.dropped_memory > 0) {
+    w.push_back(std::to_string(c.dropped_memory) +
+                " memory record(s) not recorded: the event buffer bound "
+                "(FLAGS_paddle_prof_max_buffer_mb) was reached; memory figures are incomplete.");
+  }
+  if (c.lost_places > 0) {
+    w.push_back(std::to_string(c.lost_places) + " scope memory figure(s) lost: a scope touched "
+                "more than 4 places.");
+  }
+  if (c.untracked_allocs > 0) {
+    w.push_back(std::to_string(c.untracked_allocs) +
+                " block(s) not tracked: the live-block table is full "
+                "(FLAGS_paddle_prof_max_live_blocks=" +
+                std::to_string(FLAGS_paddle_prof_max_live_blocks) + ").");
   }
   if (c.dropped > 0) {
     w.push_back(Calls(c.dropped) +
@@ -189,6 +236,19 @@ Report BuildReport(const Collection& c, EventSortingKey key, bool per_thread) {
     }
   }
 
+  // Memory that no call's figures carry: what threads did with no event open, and the
+  // blocks still live, each charged to the event open when it was allocated.
+  for (const NoEventUsage& u : c.no_event) {
+    merged[{kNoEventName, false, "", per_thread ? u.thread : -1}].AddMemory(
+        u.place, {u.peak_bytes, u.alloc_bytes, u.alloc_count, u.free_bytes, u.free_count, 0});
+  }
+  for (const LiveBlock& b : c.live_blocks) {
+    MemoryStats live;
+    live.live_bytes = b.size;
+    merged[{b.name, b.tag != nullptr, b.tag != nullptr ? b.tag : "", per_thread ? b.thread : -1}]
+        .AddMemory(b.place, live);
+  }
+
   Report report;
   report.state = c.state;
   report.sorted_by = key == EventSortingKey::kDefault ? EventSortingKey::kTotal : key;
@@ -202,11 +262,20 @@ Report BuildReport(const Collection& c, EventSortingKey key, bool per_thread) {
   for (EventRow& row : report.events) row.ratio = self_sum > 0 ? row.self_ms / self_sum : 0;
   SortRows(report.sorted_by, &report.events);
 
+  report.places = c.places;
+  const std::vector<MemoryEvent> memory_events = GatherMemoryEvents(c);
+  for (size_t place = 0; place < report.places.size(); ++place) {
+    report.places[place].at_peak =
+        RowsAtPeak(memory_events, static_cast<int>(place), report.places[place].start_bytes);
+  }
+
   uint64_t step_start = c.start_tick;
   for (size_t i = 0; i < c.step_ticks.size(); ++i) {
     StepSummary step;
     step.step = static_cast<int>(i);
     step.wall_ms = c.TicksToMs(c.step_ticks[i] - step_start);
+    if (i < c.step_peak_bytes.size()) step.peak_bytes = c.step_peak_bytes[i];
+    if (i < c.step_end_bytes.size()) step.end_bytes = c.step_end_bytes[i];
     step_start = c.step_ticks[i];
     report.steps.push_back(std::move(step));
   }

@@ -1,5 +1,6 @@
 // Report::Table(): the text report, laid out like Paddle's profiler report.
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,26 @@ std::string FormatMs(double ms) {
   // Six significant digits, but never an exponent: 0.000021 reads better than 2.1e-05.
   std::snprintf(buf, sizeof(buf), ms != 0 && ms < 0.001 ? "%.6f" : "%.6g", ms);
   return buf;
+}
+
+// 3,136,000 bytes read "2.99 MiB": the table is for the eye, the JSON keeps every byte.
+std::string FormatBytes(int64_t bytes) {
+  const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (std::abs(value) >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), unit == 0 ? "%.0f %s" : "%.2f %s", value, kUnits[unit]);
+  return buf;
+}
+
+int64_t SumOverPlaces(const EventRow& row, int64_t MemoryStats::*field) {
+  int64_t sum = 0;
+  for (const auto& [place, stats] : row.memory) sum += stats.*field;
+  return sum;
 }
 
 std::string SortDescription(EventSortingKey key) {
@@ -45,9 +66,20 @@ std::string RowLabel(const EventRow& row) {
 
 }  // namespace
 
-std::string Report::Table() const {
-  const std::vector<std::string> header = {"Event", "Calls", "Total", "Self", "Min.",
-                                           "Max.",  "Ave.",  "Ratio."};
+std::string Report::Table(bool detailed) const {
+  std::vector<std::string> header = {"Event", "Calls", "Total", "Self", "Min.", "Max.", "Ave.",
+                                     "Ratio."};
+  if (!places.empty()) {
+    header.push_back("Peak Mem.");
+    header.push_back("Live Mem.");
+  }
+  if (detailed) {
+    for (const PlaceSummary& p : places) {
+      for (const char* column : {" Alloc", " Allocs", " Freed", " Frees"}) {
+        header.push_back(p.place + column);
+      }
+    }
+  }
   std::vector<std::vector<std::string>> cells;
   for (const EventRow& row : events) {
     std::vector<std::string> line = {RowLabel(row), std::to_string(row.calls)};
@@ -57,6 +89,20 @@ std::string Report::Table() const {
     char ratio[16];
     std::snprintf(ratio, sizeof(ratio), "%.2f%%", row.ratio * 100);
     line.push_back(ratio);
+    if (!places.empty()) {
+      line.push_back(FormatBytes(SumOverPlaces(row, &MemoryStats::peak_bytes)));
+      line.push_back(FormatBytes(SumOverPlaces(row, &MemoryStats::live_bytes)));
+    }
+    if (detailed) {
+      for (const PlaceSummary& p : places) {
+        const auto it = row.memory.find(p.place);
+        const MemoryStats m = it != row.memory.end() ? it->second : MemoryStats{};
+        line.push_back(FormatBytes(m.alloc_bytes));
+        line.push_back(std::to_string(m.alloc_count));
+        line.push_back(FormatBytes(m.free_bytes));
+        line.push_back(std::to_string(m.free_count));
+      }
+    }
     cells.push_back(std::move(line));
   }
   std::vector<size_t> width(header.size());
@@ -76,7 +122,26 @@ std::string Report::Table() const {
   out += "Place: " + ProfilerStateName(state) + "  Total Time: " + FormatMs(wall_ms) +
          "ms  Sorted by " + SortDescription(sorted_by) + " in descending order";
   out += steps.empty() ? "" : "  Steps: " + std::to_string(steps.size());
-  out += "\nTimes in milliseconds; Self excludes nested events of the same thread.\n\n";
+  out += "\n";
+  for (const PlaceSummary& p : places) {
+    out += "Memory on " + p.place + ": peak " + FormatBytes(p.peak_bytes) + ", start " +
+           FormatBytes(p.start_bytes) + ", end " + FormatBytes(p.end_bytes);
+    if (p.untracked_frees > 0) out += ", " + std::to_string(p.untracked_frees) + " untracked frees";
+    if (!p.at_peak.empty()) {
+      out += "; at the peak held by";
+      for (size_t i = 0; i < p.at_peak.size() && i < 3; ++i) {
+        out += (i == 0 ? " " : ", ") + p.at_peak[i].name +
+               (p.at_peak[i].tag ? " " + *p.at_peak[i].tag : "") + " " +
+               FormatBytes(p.at_peak[i].bytes);
+      }
+    }
+    out += "\n";
+  }
+  out += "Times in milliseconds; Self excludes nested events of the same thread";
+  if (!places.empty()) {
+    out += "; Peak Mem. is the most a call held at once, Live Mem. what is still allocated";
+  }
+  out += ".\n\n";
   append_line(&out, header);
   for (const auto& line : cells) append_line(&out, line);
   if (events.empty()) out += "(no events recorded)\n";

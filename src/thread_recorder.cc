@@ -6,6 +6,7 @@
 
 #include "clock.h"
 #include "paddle_prof/profiler.h"
+#include "profiler_control.h"
 #include "recorder_registry.h"
 
 namespace paddle_prof::internal {
@@ -52,6 +53,7 @@ void ThreadRecorder::Adopt(int os_tid, std::string thread_name) {
 void ThreadRecorder::StartWindow(uint64_t window) {
   buffer_.Clear();
   counters_.Clear();
+  for (RootUsage& root : roots_) root.Clear();
   // Release: a collector that sees the new window id also sees the emptied buffer.
   window_.store(window, std::memory_order_release);
 }
@@ -59,6 +61,8 @@ void ThreadRecorder::StartWindow(uint64_t window) {
 uint32_t ThreadRecorder::PopAbandoned(uint32_t depth) {
   while (depth > 0 && stack_[depth - 1].owner.load(std::memory_order_relaxed) == kAbandoned) {
     --depth;
+    // Its call is not reported, but what it allocated still belongs to its parent.
+    if (!stack_[depth].memory.empty()) FoldMemory(stack_[depth], depth, /*emit=*/false);
   }
   depth_.store(depth, std::memory_order_relaxed);
   return depth;
@@ -104,6 +108,116 @@ void ThreadRecorder::CountForeignEnd(ThreadRecorder* recorder, uint32_t depth,
   if (window == 0) return;
   SyncWindow(window);
   Bump(counters_.foreign_ends);
+}
+
+void ThreadRecorder::FoldMemory(const OpenScope& scope, uint32_t depth, bool emit) {
+  if (emit) {
+    for (int i = 0; i < scope.memory.size(); ++i) {
+      const PlaceUsage& u = scope.memory[i];
+      EventRecord pair[2];
+      ScopeMemoryRecord{u.place, u.peak, u.alloc_bytes, u.alloc_count, u.free_bytes, u.free_count}
+          .Encode(pair);
+      if (!buffer_.Append(pair[0]) || !buffer_.Append(pair[1])) Bump(counters_.dropped_memory);
+    }
+  }
+  // A top-level scope folds into nothing: "[no event]" holds only what no event allocated.
+  if (depth > 0 && !stack_[depth - 1].memory.Absorb(scope.memory)) Bump(counters_.lost_places);
+}
+
+void ThreadRecorder::SetOwner(uint64_t window, LiveBlock* block) {
+  SyncWindow(window);
+  uint32_t d = depth_.load(std::memory_order_relaxed);
+  if (d > 0 && stack_[d - 1].owner.load(std::memory_order_relaxed) == kAbandoned) {
+    d = PopAbandoned(d);
+  }
+  block->thread = index_;
+  block->window = window;
+  block->step = StepsInWindow();
+  if (d == 0) {
+    block->serial = 0;
+    block->name = kNoEventName;
+    block->tag = nullptr;
+  } else {
+    const OpenScope& top = stack_[d - 1];
+    block->serial = top.serial;
+    block->name = top.name;
+    block->tag = top.tag;
+  }
+}
+
+void ThreadRecorder::ChargeAlloc(const LiveBlock& block) {
+  const uint32_t d = depth_.load(std::memory_order_relaxed);
+  if (d == 0) {
+    RootUsage& root = roots_[block.place];
+    const int64_t running = root.running.load(std::memory_order_relaxed) + block.size;
+    root.running.store(running, std::memory_order_relaxed);
+    if (running > root.peak.load(std::memory_order_relaxed)) {
+      root.peak.store(running, std::memory_order_relaxed);
+    }
+    Bump(root.alloc_count);
+    root.alloc_bytes.store(root.alloc_bytes.load(std::memory_order_relaxed) + block.size,
+                           std::memory_order_relaxed);
+  } else if (PlaceUsage* u = stack_[d - 1].memory.FindOrAdd(block.place)) {
+    u->Alloc(block.size);
+  } else {
+    Bump(counters_.lost_places);
+  }
+  AppendMemoryEvent(RecordKind::kAlloc, block.place, block.name, block.tag, block.size);
+}
+
+int ThreadRecorder::LevelOf(const LiveBlock& block) const {
+  if (block.thread != index_ || block.window != window_.load(std::memory_order_relaxed)) {
+    return -2;  // another thread's, or from before this window
+  }
+  if (block.serial == 0) return -1;
+  // Serials grow with depth: the deepest open scope begun no later than the block's
+  // allocating scope was open then and still is, so its running bytes hold the block.
+  for (int d = static_cast<int>(depth_.load(std::memory_order_relaxed)) - 1; d >= 0; --d) {
+    if (stack_[d].serial <= block.serial) return d;
+  }
+  return -2;  // allocated in a top-level scope that has ended
+}
+
+void ThreadRecorder::ChargeFree(uint64_t window, const LiveBlock& block) {
+  SyncWindow(window);
+  const int top = static_cast<int>(depth_.load(std::memory_order_relaxed)) - 1;
+  const int level = LevelOf(block);
+  if (level == -1) {
+    RootUsage& root = roots_[block.place];
+    root.running.store(root.running.load(std::memory_order_relaxed) - block.size,
+                       std::memory_order_relaxed);
+  } else if (level >= 0) {
+    // Before an outer scope's running bytes drop, the inner scopes' peaks are folded
+    // up, so that the outer peak keeps the moment when it still held this block.
+    for (int d = top - 1; d >= level; --d) {
+      PlaceUsage* outer = stack_[d].memory.Find(block.place);
+      const PlaceUsage* inner = stack_[d + 1].memory.Find(block.place);
+      if (outer != nullptr && inner != nullptr) {
+        outer->peak = std::max(outer->peak, outer->running + inner->peak);
+      }
+    }
+    if (PlaceUsage* u = stack_[level].memory.Find(block.place)) u->running -= block.size;
+  }
+  if (top < 0) {
+    RootUsage& root = roots_[block.place];
+    Bump(root.free_count);
+    root.free_bytes.store(root.free_bytes.load(std::memory_order_relaxed) + block.size,
+                          std::memory_order_relaxed);
+  } else if (PlaceUsage* u = stack_[top].memory.FindOrAdd(block.place)) {
+    u->CountFree(block.size);
+  } else {
+    Bump(counters_.lost_places);
+  }
+  const bool this_window = block.window == window;
+  AppendMemoryEvent(RecordKind::kFree, block.place, this_window ? block.name : kBeforeWindowName,
+                    this_window ? block.tag : nullptr, block.size);
+}
+
+void ThreadRecorder::AppendMemoryEvent(RecordKind kind, int place, const char* name,
+                                       const char* tag, int64_t bytes) {
+  if (!buffer_.Append(EventRecord::Memory(kind, place, name, tag, Clock::Now(), bytes))) {
+    Bump(counters_.dropped_memory);
+  }
 }
 
 }  // namespace paddle_prof::internal

@@ -16,7 +16,10 @@
 
 #include "clock.h"
 #include "event_buffer.h"
+#include "live_block_table.h"
 #include "name_interner.h"
+#include "place_registry.h"
+#include "scope_memory.h"
 #include "paddle_prof/profiler.h"
 
 namespace paddle_prof::internal {
@@ -29,6 +32,25 @@ struct OpenScope {
   // Atomic: that other thread marks it, the owner thread pops it.
   std::atomic<const void*> owner;
   std::atomic<uint64_t> window;  // read by the collector to count scopes left open
+  uint64_t serial;               // per thread, increasing: tells blocks allocated inside
+  ScopeMemory memory;
+};
+
+// Memory seen with no event open on the thread ("[no event]"), per place; the owner
+// writes, the collector reads.
+struct RootUsage {
+  std::atomic<int64_t> running{0};
+  std::atomic<int64_t> peak{0};
+  std::atomic<int64_t> alloc_bytes{0};
+  std::atomic<int64_t> alloc_count{0};
+  std::atomic<int64_t> free_bytes{0};
+  std::atomic<int64_t> free_count{0};
+
+  void Clear() {
+    for (auto* c : {&running, &peak, &alloc_bytes, &alloc_count, &free_bytes, &free_count}) {
+      c->store(0, std::memory_order_relaxed);
+    }
+  }
 };
 
 // Per-window counts for the report's warnings, written by the owner only, off the
@@ -37,9 +59,11 @@ struct RecorderCounters {
   std::atomic<int64_t> forced_closes{0};  // ends that closed scopes opened after them
   std::atomic<int64_t> foreign_ends{0};   // scopes ended on a thread that did not begin them
   std::atomic<int64_t> dropped{0};        // calls lost to the buffer budget or depth bound
+  std::atomic<int64_t> lost_places{0};    // a scope touched more than ScopeMemory::kSlots
+  std::atomic<int64_t> dropped_memory{0}; // memory records lost to the buffer budget
 
   void Clear() {
-    for (auto* c : {&forced_closes, &foreign_ends, &dropped}) {
+    for (auto* c : {&forced_closes, &foreign_ends, &dropped, &lost_places, &dropped_memory}) {
       c->store(0, std::memory_order_relaxed);
     }
   }
@@ -79,6 +103,8 @@ class ThreadRecorder {
     scope.tag = tag;
     scope.owner.store(owner, std::memory_order_relaxed);
     scope.window.store(window, std::memory_order_relaxed);
+    scope.serial = ++next_serial_;
+    scope.memory.Clear();
     depth_.store(d + 1, std::memory_order_relaxed);
     *depth = d;
     scope.start = Clock::Now();  // last, so that the bookkeeping is not timed
@@ -103,10 +129,19 @@ class ThreadRecorder {
   void CountForeignEnd(ThreadRecorder* recorder, uint32_t depth, const void* owner);
   const char* Intern(std::string_view s) { return names_.Intern(s); }
 
+  // Memory, on the allocating or freeing thread while `window` is open. Allocation:
+  // fills in who owns the block, then charges it to the innermost open scope.
+  void SetOwner(uint64_t window, LiveBlock* block);
+  void ChargeAlloc(const LiveBlock& block);
+  // Free: charges the free to the innermost open scope and takes the block out of the
+  // running bytes of the open scope (or root) that allocated it, if any.
+  void ChargeFree(uint64_t window, const LiveBlock& block);
+
   // ---- Collector-side reads. ----
   uint64_t window() const { return window_.load(std::memory_order_acquire); }
   const EventBuffer& buffer() const { return buffer_; }
   const RecorderCounters& counters() const { return counters_; }
+  const RootUsage& root_usage(int place) const { return roots_[place]; }
   // Scopes begun in `window` and not yet ended (a racy but safe snapshot).
   int64_t OpenScopes(uint64_t window) const;
   int index() const { return index_; }
@@ -135,6 +170,12 @@ class ThreadRecorder {
   // Drops abandoned scopes from the top of the stack; returns the new depth.
   uint32_t PopAbandoned(uint32_t depth);
   void EndSlow(const void* owner, uint32_t depth, uint64_t end_tick);
+  // Hands a finished scope's memory to its parent; off the common path.
+  void FoldMemory(const OpenScope& scope, uint32_t depth, bool emit);
+  // The open scope (or -1: root) whose running bytes hold `block`; -2 for none.
+  int LevelOf(const LiveBlock& block) const;
+  void AppendMemoryEvent(RecordKind kind, int place, const char* name, const char* tag,
+                         int64_t bytes);
 
   void Emit(const OpenScope& scope, uint32_t depth, uint64_t end_tick) {
     // Acquire pairs with the release that opened the window: the collector of the
@@ -145,9 +186,10 @@ class ThreadRecorder {
     // A scope begun in an earlier window is cut: its record only tells the report
     // where its children's time belongs.
     const bool cut = scope.window.load(std::memory_order_relaxed) != window;
-    const EventRecord record{scope.name, EventRecord::PackTag(scope.tag, depth, cut), scope.start,
-                             end_tick};
-    if (!buffer_.Append(record) && !cut) Bump(counters_.dropped);
+    const bool recorded =
+        buffer_.Append(EventRecord::Call(scope.name, scope.tag, depth, cut, scope.start, end_tick));
+    if (!recorded && !cut) Bump(counters_.dropped);
+    if (!scope.memory.empty()) FoldMemory(scope, depth, recorded && !cut);
   }
 
   // initial-exec: a plain %fs-relative load, no __tls_get_addr call per scope. The
@@ -158,11 +200,13 @@ class ThreadRecorder {
   // Owner-only state (depth_ and the scopes' windows are also read by the collector).
   OpenScope stack_[kMaxDepth];
   std::atomic<uint32_t> depth_{0};
+  uint64_t next_serial_ = 0;
   NameCache names_;
 
   // Shared with the collector.
   std::atomic<uint64_t> window_{0};
   RecorderCounters counters_;
+  RootUsage roots_[kMaxPlaces];
   EventBuffer buffer_;
   std::atomic<bool> retired_{false};
 

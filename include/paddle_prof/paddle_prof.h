@@ -9,6 +9,8 @@
 #ifndef PADDLE_PROF_PADDLE_PROF_H_
 #define PADDLE_PROF_PADDLE_PROF_H_
 
+#include "paddle_prof/allocator.h"
+#include "paddle_prof/place.h"
 #include "paddle_prof/profiler.h"
 #include "paddle_prof/record_event.h"
 #include "paddle_prof/report.h"

@@ -99,8 +99,9 @@ class Report {
   int64_t dropped_events = 0;  // scopes not recorded because the buffer bound was hit
   std::vector<std::string> warnings;
 
-  // The text report: a header line, then one aligned row per event.
-  std::string Table() const;
+  // The text report: a header line, then one aligned row per event; `detailed` adds
+  // allocated and freed bytes and counts per place.
+  std::string Table(bool detailed = false) const;
   // The summary JSON (version 1), numbers in shortest round-trip form.
   std::string ToJson() const;
 };

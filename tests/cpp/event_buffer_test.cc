@@ -10,7 +10,7 @@
 namespace paddle_prof::internal {
 namespace {
 
-EventRecord Record(uint64_t i) { return {"op", EventRecord::PackTag(nullptr, 3, false), i, i + 1}; }
+EventRecord Record(uint64_t i) { return EventRecord::Call("op", nullptr, 3, false, i, i + 1); }
 
 TEST(EventBufferTest, KeepsRecordsAcrossChunkBoundaries) {
   auto buffer = std::make_unique<EventBuffer>();
@@ -47,11 +47,11 @@ TEST(EventBufferTest, RefusesRecordsPastTheBudget) {
 
 TEST(EventRecordTest, PacksTagDepthAndCutInOneWord) {
   static const char kTag[] = "[32, 3, 224, 224]";
-  const EventRecord r{"conv2d", EventRecord::PackTag(kTag, 255, true), 1, 2};
+  const EventRecord r = EventRecord::Call("conv2d", kTag, 255, true, 1, 2);
   EXPECT_EQ(r.tag(), kTag);
   EXPECT_EQ(r.depth(), 255u);
   EXPECT_TRUE(r.cut());
-  const EventRecord plain{"conv2d", EventRecord::PackTag(nullptr, 0, false), 1, 2};
+  const EventRecord plain = EventRecord::Call("conv2d", nullptr, 0, false, 1, 2);
   EXPECT_EQ(plain.tag(), nullptr);
   EXPECT_EQ(plain.depth(), 0u);
   EXPECT_FALSE(plain.cut());

@@ -20,7 +20,7 @@ class ReportBuilderTest : public ::testing::Test {
  protected:
   void Add(const char* name, uint32_t depth, uint64_t start, uint64_t end, bool cut = false,
            const char* tag = nullptr) {
-    ASSERT_TRUE(buffer_->Append({name, EventRecord::PackTag(tag, depth, cut), start, end}));
+    ASSERT_TRUE(buffer_->Append(EventRecord::Call(name, tag, depth, cut, start, end)));
   }
   Collection Make(uint64_t end_tick = 1000) {
     Collection c;

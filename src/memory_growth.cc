@@ -1,0 +1,105 @@
+#include "memory_growth.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <vector>
+
+namespace paddle_prof::internal {
+
+namespace {
+
+struct Holder {
+  std::string name;
+  int64_t bytes = 0;
+  std::set<int> steps;
+  std::map<std::string, int64_t> bytes_by_tag;  // "" for no tag
+};
+
+// A rise over the steps that is a trend, not a blip: the end is above the start by at
+// least 1% of the largest value, the least-squares slope is positive, and at least a
+// third of the step-to-step changes go up.
+bool GrowsAsATrend(const std::vector<int64_t>& ends) {
+  const size_t n = ends.size();
+  if (n < 3) return false;
+  const int64_t largest = *std::max_element(ends.begin(), ends.end());
+  const int64_t rise = ends.back() - ends.front();
+  if (rise <= 0 || rise * 100 < largest) return false;
+  double mean_x = (n - 1) / 2.0, mean_y = 0;
+  for (const int64_t e : ends) mean_y += static_cast<double>(e) / n;
+  double covariance = 0;
+  size_t ups = 0;
+  for (size_t i = 0; i < n; ++i) {
+    covariance += (i - mean_x) * (static_cast<double>(ends[i]) - mean_y);
+    if (i > 0 && ends[i] > ends[i - 1]) ++ups;
+  }
+  return covariance > 0 && 3 * ups >= n - 1;
+}
+
+std::string Bytes(int64_t n) {
+  std::string digits = std::to_string(n);
+  for (int i = static_cast<int>(digits.size()) - 3; i > (n < 0 ? 1 : 0); i -= 3) {
+    digits.insert(static_cast<size_t>(i), ",");
+  }
+  return digits + " bytes";
+}
+
+}  // namespace
+
+std::string MemoryGrowthWarning(const Collection& c) {
+  std::vector<int64_t> ends;
+  for (const auto& by_place : c.step_end_bytes) {
+    int64_t sum = 0;
+    for (const auto& [place, bytes] : by_place) sum += bytes;
+    ends.push_back(sum);
+  }
+  if (!GrowsAsATrend(ends)) return "";
+
+  // Still-live blocks by owning event: those held from several steps are the growth.
+  std::map<std::string, Holder> holders;
+  for (const LiveBlock& block : c.live_blocks) {
+    Holder& h = holders[block.name];
+    h.name = block.name;
+    h.bytes += block.size;
+    h.steps.insert(block.step);
+    h.bytes_by_tag[block.tag != nullptr ? block.tag : ""] += block.size;
+  }
+  std::vector<Holder> growing;
+  for (auto& [name, h] : holders) {
+    if (h.steps.size() >= 2) growing.push_back(std::move(h));
+  }
+  std::sort(growing.begin(), growing.end(),
+            [](const Holder& a, const Holder& b) { return a.bytes > b.bytes; });
+
+  std::string text = "live memory grew over " + std::to_string(ends.size()) + " steps, from " +
+                     Bytes(ends.front()) + " to " + Bytes(ends.back()) + " at step ends";
+  if (growing.empty()) {
+    return text + "; no event holds blocks from several steps (the growth is in blocks freed "
+                  "by other threads or allocated outside the tracked places).";
+  }
+  text += "; still-live blocks allocated in later and later steps are held by:";
+  constexpr size_t kHolders = 3, kTags = 4;
+  for (size_t i = 0; i < growing.size() && i < kHolders; ++i) {
+    const Holder& h = growing[i];
+    text += (i == 0 ? " " : "; ") + h.name + " (" + Bytes(h.bytes) + " from " +
+            std::to_string(h.steps.size()) + " steps";
+    std::vector<std::pair<std::string, int64_t>> tags(h.bytes_by_tag.begin(), h.bytes_by_tag.end());
+    if (!(tags.size() == 1 && tags[0].first.empty())) {
+      std::sort(tags.begin(), tags.end(),
+                [](const auto& a, const auto& b) { return a.second > b.second; });
+      text += ", " + std::to_string(tags.size()) + " tags:";
+      for (size_t t = 0; t < tags.size() && t < kTags; ++t) {
+        text += (t == 0 ? " " : ", ") + (tags[t].first.empty() ? "(none)" : tags[t].first) + " " +
+                Bytes(tags[t].second);
+      }
+      if (tags.size() > kTags) text += ", +" + std::to_string(tags.size() - kTags) + " more";
+    }
+    text += ")";
+  }
+  if (growing.size() > kHolders) {
+    text += "; +" + std::to_string(growing.size() - kHolders) + " more events";
+  }
+  return text + ".";
+}
+
+}  // namespace paddle_prof::internal

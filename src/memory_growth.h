@@ -1,0 +1,20 @@
+// Explains memory that grows from step to step: when the tracked live bytes at step
+// ends rise as a trend (not necessarily every step: caches evict, inputs repeat), it
+// names the events whose still-live blocks were allocated in later and later steps,
+// with their tags, largest first — the oneDNN primitive-cache case, one cached
+// primitive per new input shape.
+#ifndef PADDLE_PROF_SRC_MEMORY_GROWTH_H_
+#define PADDLE_PROF_SRC_MEMORY_GROWTH_H_
+
+#include <string>
+
+#include "collection.h"
+
+namespace paddle_prof::internal {
+
+// The warning's text, or "" when live memory does not grow over the steps.
+std::string MemoryGrowthWarning(const Collection& collection);
+
+}  // namespace paddle_prof::internal
+
+#endif  // PADDLE_PROF_SRC_MEMORY_GROWTH_H_

@@ -1,0 +1,34 @@
+// The window's allocations and frees from every thread, merged in time order: the
+// source of "which rows held memory at the high-water mark" (at_peak) and of the
+// memory counter tracks in the Chrome trace.
+#ifndef PADDLE_PROF_SRC_MEMORY_TIMELINE_H_
+#define PADDLE_PROF_SRC_MEMORY_TIMELINE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "collection.h"
+#include "paddle_prof/report.h"
+
+namespace paddle_prof::internal {
+
+struct MemoryEvent {
+  uint64_t tick;
+  int place;
+  int64_t delta;     // + bytes allocated, - bytes freed
+  const char* name;  // the event that owns the block (kNoEventName, kBeforeWindowName)
+  const char* tag;
+};
+
+// All threads' kAlloc/kFree records inside the window, sorted by tick.
+std::vector<MemoryEvent> GatherMemoryEvents(const Collection& collection);
+
+// Replays `events` on `place` from `start_bytes` and returns, largest first, the rows
+// whose blocks were live at the first moment of the highest total (the blocks live at
+// the window's start count as "[before profiling]").
+std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int place,
+                                 int64_t start_bytes);
+
+}  // namespace paddle_prof::internal
+
+#endif  // PADDLE_PROF_SRC_MEMORY_TIMELINE_H_

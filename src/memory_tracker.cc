@@ -1,0 +1,60 @@
+#include "memory_tracker.h"
+
+#include "live_block_table.h"
+#include "paddle_prof/allocator.h"
+#include "paddle_prof/profiler.h"
+#include "place_registry.h"
+#include "thread_recorder.h"
+
+namespace paddle_prof {
+
+namespace internal {
+
+namespace {
+
+std::atomic<int64_t> g_untracked_allocs{0};
+
+}  // namespace
+
+int64_t UntrackedAllocs() { return g_untracked_allocs.load(std::memory_order_relaxed); }
+
+void TrackAlloc(int place, const void* ptr, size_t bytes) {
+  if (place < 0 || ptr == nullptr) return;
+  LiveBlock block;
+  block.size = static_cast<int64_t>(bytes);
+  block.place = place;
+  const uint64_t window = g_window.load(std::memory_order_acquire);
+  ThreadRecorder* recorder = window != 0 ? ThreadRecorder::Current() : nullptr;
+  if (recorder != nullptr) recorder->SetOwner(window, &block);
+  if (!LiveBlockTable::Get().Insert(ptr, block)) {
+    g_untracked_allocs.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  PlaceCountersAt(place).Add(block.size);
+  if (recorder != nullptr) recorder->ChargeAlloc(block);
+}
+
+void TrackFree(int place, const void* ptr) {
+  if (ptr == nullptr) return;
+  LiveBlock block;
+  if (!LiveBlockTable::Get().Remove(ptr, &block)) {
+    if (place >= 0) PlaceCountersAt(place).untracked_frees.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  PlaceCountersAt(block.place).Sub(block.size);
+  const uint64_t window = g_window.load(std::memory_order_acquire);
+  if (window == 0) return;
+  if (ThreadRecorder* recorder = ThreadRecorder::Current()) recorder->ChargeFree(window, block);
+}
+
+}  // namespace internal
+
+void RecordAlloc(Place place, const void* ptr, size_t bytes) {
+  internal::TrackAlloc(internal::PlaceIndex(place), ptr, bytes);
+}
+
+void RecordFree(Place place, const void* ptr) {
+  internal::TrackFree(internal::PlaceIndex(place), ptr);
+}
+
+}  // namespace paddle_prof

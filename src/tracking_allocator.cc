@@ -1,0 +1,27 @@
+#include <stdexcept>
+
+#include "memory_tracker.h"
+#include "paddle_prof/allocator.h"
+#include "place_registry.h"
+
+namespace paddle_prof {
+
+TrackingAllocator::TrackingAllocator(std::shared_ptr<Allocator> base, Place place)
+    : base_(std::move(base)), place_index_(internal::PlaceIndex(place)) {
+  if (!base_) throw std::invalid_argument("TrackingAllocator needs a base allocator");
+}
+
+void* TrackingAllocator::Allocate(size_t bytes) {
+  void* ptr = base_->Allocate(bytes);
+  internal::TrackAlloc(place_index_, ptr, bytes);
+  return ptr;
+}
+
+void TrackingAllocator::Free(void* ptr) {
+  if (ptr == nullptr) return;
+  // Forget the block before the base allocator may hand its address to another thread.
+  internal::TrackFree(place_index_, ptr);
+  base_->Free(ptr);
+}
+
+}  // namespace paddle_prof
