@@ -136,7 +136,8 @@ bool WriteChromeTrace(const Collection& c, const std::string& path, std::string*
     WriteThreadName(&w, pid, t.os_tid, name, t.index);
     for (size_t i = 0; i < t.size; ++i) {
       const EventRecord& r = (*t.buffer)[i];
-      if (r.cut() || r.end > c.end_tick) continue;  // not in the report either
+      // Memory records are drawn as counters; cut and late calls are not in the report.
+      if (r.kind() != RecordKind::kCall || r.cut() || r.end > c.end_tick) continue;
       WriteComplete(&w, c, pid, t.os_tid, r.name, "op", r.tag(), r.start, r.end);
       if (out.size() > kFlushBytes) flush();
     }

@@ -13,7 +13,11 @@ struct Holder {
   std::string name;
   int64_t bytes = 0;
   std::set<int> steps;
-  std::map<std::string, int64_t> bytes_by_tag;  // "" for no tag
+  struct TagBytes {
+    int64_t bytes = 0;
+    int last_step = 0;
+  };
+  std::map<std::string, TagBytes> by_tag;  // "" for no tag
 };
 
 // A rise over the steps that is a trend, not a blip: the end is above the start by at
@@ -62,7 +66,9 @@ std::string MemoryGrowthWarning(const Collection& c) {
     h.name = block.name;
     h.bytes += block.size;
     h.steps.insert(block.step);
-    h.bytes_by_tag[block.tag != nullptr ? block.tag : ""] += block.size;
+    Holder::TagBytes& t = h.by_tag[block.tag != nullptr ? block.tag : ""];
+    t.bytes += block.size;
+    t.last_step = std::max(t.last_step, block.step);
   }
   std::vector<Holder> growing;
   for (auto& [name, h] : holders) {
@@ -83,14 +89,17 @@ std::string MemoryGrowthWarning(const Collection& c) {
     const Holder& h = growing[i];
     text += (i == 0 ? " " : "; ") + h.name + " (" + Bytes(h.bytes) + " from " +
             std::to_string(h.steps.size()) + " steps";
-    std::vector<std::pair<std::string, int64_t>> tags(h.bytes_by_tag.begin(), h.bytes_by_tag.end());
+    std::vector<std::pair<std::string, Holder::TagBytes>> tags(h.by_tag.begin(), h.by_tag.end());
     if (!(tags.size() == 1 && tags[0].first.empty())) {
-      std::sort(tags.begin(), tags.end(),
-                [](const auto& a, const auto& b) { return a.second > b.second; });
+      // Largest first; among equals the newest, where the growth is going on.
+      std::sort(tags.begin(), tags.end(), [](const auto& a, const auto& b) {
+        return a.second.bytes != b.second.bytes ? a.second.bytes > b.second.bytes
+                                                : a.second.last_step > b.second.last_step;
+      });
       text += ", " + std::to_string(tags.size()) + " tags:";
       for (size_t t = 0; t < tags.size() && t < kTags; ++t) {
         text += (t == 0 ? " " : ", ") + (tags[t].first.empty() ? "(none)" : tags[t].first) + " " +
-                Bytes(tags[t].second);
+                Bytes(tags[t].second.bytes);
       }
       if (tags.size() > kTags) text += ", +" + std::to_string(tags.size() - kTags) + " more";
     }

@@ -1,0 +1,411 @@
+// Memory per operator and place against known allocations: exact bytes for peaks, live
+// blocks, frees of old and unknown blocks, threads, steps and the growth explanation.
+#include "memory_tracker.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "paddle_prof/paddle_prof.h"
+#include "test_util.h"
+
+namespace paddle_prof {
+namespace {
+
+using testing::HasWarning;
+using testing::Row;
+
+constexpr int64_t kMiB = 1 << 20;
+
+// Fake device addresses for RecordAlloc/RecordFree: never dereferenced.
+const void* Address(uintptr_t n) { return reinterpret_cast<const void*>(0x100000000000 + n * 4096); }
+
+const MemoryStats& Cpu(const EventRow& row) {
+  static const MemoryStats kNone;
+  const auto it = row.memory.find("CPU");
+  return it != row.memory.end() ? it->second : kNone;
+}
+
+const PlaceSummary& PlaceOf(const Report& report, const std::string& name) {
+  for (const PlaceSummary& p : report.places) {
+    if (p.place == name) return p;
+  }
+  ADD_FAILURE() << "no place " << name;
+  static const PlaceSummary kNone;
+  return kNone;
+}
+
+class MemoryTest : public ::testing::Test {
+ protected:
+  TrackingAllocator cpu_{CPUAllocator(), CPUPlace()};
+};
+
+TEST_F(MemoryTest, FillConstantReadsItsExactSize) {
+  EnableProfiler(ProfilerState::kCPU);
+  void* out;
+  {
+    RecordEvent e("fill_constant");
+    out = cpu_.Allocate(1000 * 784 * sizeof(float));
+  }
+  const Report report = StopProfiler();
+  const MemoryStats& m = Cpu(Row(report, "fill_constant"));
+  EXPECT_EQ(m.peak_bytes, 3136000);
+  EXPECT_EQ(m.alloc_bytes, 3136000);
+  EXPECT_EQ(m.alloc_count, 1);
+  EXPECT_EQ(m.live_bytes, 3136000);
+  EXPECT_EQ(m.free_count, 0);
+  EXPECT_EQ(PlaceOf(report, "CPU").end_bytes - PlaceOf(report, "CPU").start_bytes, 3136000);
+  cpu_.Free(out);
+}
+
+TEST_F(MemoryTest, Conv2dPeakIncludesItsIm2colBufferAndNetIsTheOutput) {
+  EnableProfiler(ProfilerState::kCPU);
+  void* output;
+  {
+    RecordEvent e("conv2d");
+    void* im2col = cpu_.Allocate(kMiB);
+    output = cpu_.Allocate(256 * 1024);
+    cpu_.Free(im2col);
+  }
+  const Report report = StopProfiler();
+  const MemoryStats& m = Cpu(Row(report, "conv2d"));
+  EXPECT_EQ(m.peak_bytes, 1310720);
+  EXPECT_EQ(m.alloc_bytes - m.free_bytes, 262144);
+  EXPECT_EQ(m.live_bytes, 262144);
+  EXPECT_EQ(m.alloc_count, 2);
+  EXPECT_EQ(m.free_count, 1);
+  EXPECT_NE(report.Table().find("1.25 MiB"), std::string::npos) << report.Table();
+  cpu_.Free(output);
+}
+
+TEST_F(MemoryTest, AParentPeakIncludesItsChildAndAChildNeverExceedsIt) {
+  EnableProfiler(ProfilerState::kCPU);
+  std::vector<void*> keep;
+  {
+    RecordEvent parent("parent");
+    keep.push_back(cpu_.Allocate(100));
+    {
+      RecordEvent child("child");
+      void* tmp = cpu_.Allocate(1000);
+      cpu_.Free(tmp);
+      keep.push_back(cpu_.Allocate(10));
+    }
+    keep.push_back(cpu_.Allocate(50));
+  }
+  const Report report = StopProfiler();
+  EXPECT_EQ(Cpu(Row(report, "child")).peak_bytes, 1000);
+  EXPECT_EQ(Cpu(Row(report, "parent")).peak_bytes, 1100);
+  EXPECT_EQ(Cpu(Row(report, "parent")).alloc_bytes, 1160);
+  EXPECT_EQ(Cpu(Row(report, "parent")).live_bytes, 150);  // the child's 10 are the child's
+  EXPECT_EQ(Cpu(Row(report, "child")).live_bytes, 10);
+  for (void* p : keep) cpu_.Free(p);
+}
+
+TEST_F(MemoryTest, FreeingAnOuterBlockInsideAChildKeepsTheOuterPeak) {
+  EnableProfiler(ProfilerState::kCPU);
+  {
+    RecordEvent parent("parent");
+    void* a = cpu_.Allocate(100);
+    RecordEvent child("child");
+    void* b = cpu_.Allocate(50);  // the parent holds 150 here
+    cpu_.Free(a);
+    cpu_.Free(b);
+  }
+  const Report report = StopProfiler();
+  EXPECT_EQ(Cpu(Row(report, "parent")).peak_bytes, 150);
+  EXPECT_EQ(Cpu(Row(report, "child")).peak_bytes, 50);
+  EXPECT_EQ(Cpu(Row(report, "child")).free_bytes, 150);  // frees of any age count
+}
+
+TEST_F(MemoryTest, FreeingAnOldBlockDoesNotHideWhatTheOpAllocated) {
+  const Place gpu = CUDAPlace(0);
+  RecordAlloc(gpu, Address(1), 100 * kMiB);  // before profiling
+  EnableProfiler(ProfilerState::kCPU);
+  {
+    RecordEvent e("step_op");
+    RecordFree(gpu, Address(1));
+    RecordAlloc(gpu, Address(2), 10 * kMiB);
+  }
+  const Report report = StopProfiler();
+  const MemoryStats& m = Row(report, "step_op").memory.at("CUDA:0");
+  EXPECT_EQ(m.peak_bytes, 10 * kMiB);
+  EXPECT_EQ(m.free_bytes, 100 * kMiB);
+  EXPECT_EQ(m.free_count, 1);
+  EXPECT_EQ(m.live_bytes, 10 * kMiB);
+  const PlaceSummary& place = PlaceOf(report, "CUDA:0");
+  EXPECT_EQ(place.start_bytes, 100 * kMiB);
+  EXPECT_EQ(place.peak_bytes, 100 * kMiB);
+  EXPECT_EQ(place.end_bytes, 10 * kMiB);
+  ASSERT_FALSE(place.at_peak.empty());
+  EXPECT_EQ(place.at_peak[0].name, "[before profiling]");
+  EXPECT_EQ(place.at_peak[0].bytes, 100 * kMiB);
+  RecordFree(gpu, Address(2));
+}
+
+TEST_F(MemoryTest, AtPeakNamesTheRowsLiveAtTheHighWaterMark) {
+  EnableProfiler(ProfilerState::kCPU);
+  void* weights;
+  {
+    RecordEvent e("load_weights");
+    weights = cpu_.Allocate(300);
+  }
+  {
+    RecordEvent e("matmul", "[8, 8]");
+    void* workspace = cpu_.Allocate(500);
+    cpu_.Free(workspace);
+  }
+  void* small = cpu_.Allocate(100);  // no event: after the peak, not part of it
+  const Report report = StopProfiler();
+  const PlaceSummary& place = PlaceOf(report, "CPU");
+  EXPECT_EQ(place.peak_bytes - place.start_bytes, 800);
+  ASSERT_GE(place.at_peak.size(), 2u);
+  EXPECT_EQ(place.at_peak[0].name, "matmul");
+  EXPECT_EQ(place.at_peak[0].tag, "[8, 8]");
+  EXPECT_EQ(place.at_peak[0].bytes, 500);
+  EXPECT_EQ(place.at_peak[1].name, "load_weights");
+  EXPECT_EQ(place.at_peak[1].bytes, 300);
+  EXPECT_EQ(Cpu(Row(report, "[no event]")).live_bytes, 100);
+  cpu_.Free(weights);
+  cpu_.Free(small);
+}
+
+TEST_F(MemoryTest, AllocationsWithNoEventOpenGoToTheNoEventRow) {
+  EnableProfiler(ProfilerState::kCPU);
+  void* a = cpu_.Allocate(4096);
+  void* b = cpu_.Allocate(1024);
+  cpu_.Free(a);
+  const Report report = StopProfiler();
+  const EventRow& row = Row(report, "[no event]");
+  EXPECT_EQ(row.calls, 0);
+  EXPECT_EQ(Cpu(row).alloc_bytes, 5120);
+  EXPECT_EQ(Cpu(row).alloc_count, 2);
+  EXPECT_EQ(Cpu(row).peak_bytes, 5120);
+  EXPECT_EQ(Cpu(row).free_bytes, 4096);
+  EXPECT_EQ(Cpu(row).live_bytes, 1024);
+  EXPECT_NE(report.Table().find("[no event]  0      -"), std::string::npos) << report.Table();
+  cpu_.Free(b);
+}
+
+TEST_F(MemoryTest, ABlockFreedOnAnotherThreadIsSizedAndCharged) {
+  EnableProfiler(ProfilerState::kCPU);
+  void* block = nullptr;
+  std::thread([&] {
+    RecordEvent e("producer");
+    block = cpu_.Allocate(777);
+  }).join();
+  {
+    RecordEvent e("consumer");
+    cpu_.Free(block);
+  }
+  const Report report = StopProfiler();
+  EXPECT_EQ(Cpu(Row(report, "producer")).alloc_bytes, 777);
+  EXPECT_EQ(Cpu(Row(report, "producer")).live_bytes, 0);
+  EXPECT_EQ(Cpu(Row(report, "consumer")).free_bytes, 777);
+  EXPECT_EQ(Cpu(Row(report, "consumer")).peak_bytes, 0);
+  EXPECT_EQ(PlaceOf(report, "CPU").end_bytes, PlaceOf(report, "CPU").start_bytes);
+}
+
+TEST_F(MemoryTest, AFreeOfAnUnknownPointerIsCountedNotFatal) {
+  int not_tracked = 0;
+  EnableProfiler(ProfilerState::kCPU);
+  {
+    RecordEvent e("bad_free");
+    RecordFree(CPUPlace(), &not_tracked);
+    RecordFree(CPUPlace(), &not_tracked);
+  }
+  cpu_.Free(nullptr);  // ignored, as free(nullptr)
+  const Report report = StopProfiler();
+  EXPECT_EQ(PlaceOf(report, "CPU").untracked_frees, 2);
+  EXPECT_EQ(Cpu(Row(report, "bad_free")).free_count, 0);
+  EXPECT_NE(report.Table().find("2 untracked frees"), std::string::npos);
+}
+
+TEST_F(MemoryTest, TrackingStaysOnWhileProfilingIsOff) {
+  void* early = cpu_.Allocate(2048);
+  EnableProfiler(ProfilerState::kCPU);
+  {
+    RecordEvent e("free_op");
+    cpu_.Free(early);
+  }
+  const Report report = StopProfiler();
+  EXPECT_EQ(Cpu(Row(report, "free_op")).free_bytes, 2048);
+  EXPECT_EQ(Cpu(Row(report, "free_op")).peak_bytes, 0);
+  EXPECT_EQ(PlaceOf(report, "CPU").start_bytes - PlaceOf(report, "CPU").end_bytes, 2048);
+}
+
+TEST_F(MemoryTest, PlacePeakIsExactAcrossThreads) {
+  EnableProfiler(ProfilerState::kCPU);
+  std::atomic<int> allocated{0};
+  auto worker = [&] {
+    RecordEvent e("worker");
+    void* p = cpu_.Allocate(kMiB);
+    ++allocated;
+    while (allocated.load() < 2) std::this_thread::yield();  // both blocks live at once
+    cpu_.Free(p);
+  };
+  std::thread a(worker), b(worker);
+  a.join();
+  b.join();
+  const Report report = StopProfiler();
+  const PlaceSummary& place = PlaceOf(report, "CPU");
+  EXPECT_EQ(place.peak_bytes - place.start_bytes, 2 * kMiB);
+  EXPECT_EQ(Cpu(Row(report, "worker")).peak_bytes, kMiB);  // peak is per call, per thread
+  EXPECT_EQ(Cpu(Row(report, "worker")).alloc_bytes, 2 * kMiB);
+}
+
+// One cached block per new input shape, as oneDNN caches a primitive per shape.
+void RunCacheSteps(TrackingAllocator* cpu, bool evict_each_step, std::vector<void*>* cache) {
+  for (int step = 0; step < 10; ++step) {
+    {
+      RecordEvent e("conv2d", "[1, 3, " + std::to_string(32 + step) + ", 32]");
+      cache->push_back(cpu->Allocate(64 * 1024));
+      void* scratch = cpu->Allocate(128 * 1024);
+      cpu->Free(scratch);
+    }
+    {
+      RecordEvent e("relu");
+      void* out = cpu->Allocate(4096);
+      cpu->Free(out);
+    }
+    if (evict_each_step) {
+      cpu->Free(cache->back());
+      cache->pop_back();
+    }
+    MarkStep();
+  }
+}
+
+TEST_F(MemoryTest, GrowingCacheIsNamedWithItsTags) {
+  std::vector<void*> cache;
+  EnableProfiler(ProfilerState::kCPU);
+  RunCacheSteps(&cpu_, /*evict_each_step=*/false, &cache);
+  const Report report = StopProfiler(EventSortingKey::kLiveMemory);
+  ASSERT_EQ(report.steps.size(), 10u);
+  EXPECT_EQ(report.steps[9].end_bytes.at("CPU") - report.steps[0].end_bytes.at("CPU"),
+            9 * 64 * 1024);
+  EXPECT_EQ(report.steps[0].peak_bytes.at("CPU") - report.steps[0].end_bytes.at("CPU"),
+            128 * 1024);
+  std::string growth;
+  for (const std::string& w : report.warnings) {
+    if (w.find("live memory grew") != std::string::npos) growth = w;
+  }
+  ASSERT_FALSE(growth.empty()) << report.Table();
+  EXPECT_NE(growth.find("held by: conv2d (655,360 bytes from 10 steps, 10 tags:"),
+            std::string::npos)
+      << growth;
+  EXPECT_NE(growth.find("[1, 3, 41, 32] 65,536 bytes"), std::string::npos) << growth;
+  EXPECT_EQ(growth.find("relu"), std::string::npos);
+  // Each shape is its own row, holding its own block.
+  EXPECT_EQ(Cpu(Row(report, "conv2d", "[1, 3, 35, 32]")).live_bytes, 64 * 1024);
+  EXPECT_EQ(Cpu(Row(report, "conv2d", "[1, 3, 35, 32]")).peak_bytes, 192 * 1024);
+  EXPECT_EQ(report.events.front().name, "conv2d");  // sorted by live memory
+  for (void* p : cache) cpu_.Free(p);
+}
+
+TEST_F(MemoryTest, FlatRunGivesNoGrowthWarning) {
+  std::vector<void*> cache;
+  EnableProfiler(ProfilerState::kCPU);
+  RunCacheSteps(&cpu_, /*evict_each_step=*/true, &cache);
+  const Report report = StopProfiler();
+  EXPECT_FALSE(HasWarning(report, "live memory grew")) << report.Table();
+  EXPECT_EQ(report.steps.size(), 10u);
+}
+
+TEST_F(MemoryTest, MemorySortKeysOrderRows) {
+  EnableProfiler(ProfilerState::kCPU);
+  std::vector<void*> keep;
+  for (const auto& [name, peak, live] :
+       std::vector<std::tuple<const char*, int, int>>{{"a", 100, 90}, {"b", 300, 10}, {"c", 200, 50}}) {
+    RecordEvent e(name);
+    void* tmp = cpu_.Allocate(peak - live);
+    keep.push_back(cpu_.Allocate(live));
+    cpu_.Free(tmp);
+  }
+  const Report by_peak = StopProfiler(EventSortingKey::kPeakMemory);
+  ASSERT_EQ(by_peak.events.size(), 3u);
+  EXPECT_EQ(by_peak.events[0].name + by_peak.events[1].name + by_peak.events[2].name, "bca");
+  EXPECT_EQ(SortingKeyName(by_peak.sorted_by), "peak_memory");
+  for (void* p : keep) cpu_.Free(p);
+}
+
+TEST_F(MemoryTest, JsonAndTraceCarryTheMemory) {
+  const std::string path =
+      ::testing::TempDir() + "/memory_" + std::to_string(getpid()) + ".json";
+  EnableProfiler(ProfilerState::kCPU);
+  void* out;
+  {
+    RecordEvent e("fill_constant");
+    out = cpu_.Allocate(3136000);
+  }
+  MarkStep();
+  const Report report = StopProfiler(EventSortingKey::kTotal, path);
+  std::ifstream summary(path + ".summary.json");
+  const nlohmann::json j = nlohmann::json::parse(summary);
+  const nlohmann::json& m = j.at("events")[0].at("memory").at("CPU");
+  for (const char* field :
+       {"peak_bytes", "alloc_bytes", "alloc_count", "free_bytes", "free_count", "live_bytes"}) {
+    EXPECT_TRUE(m.contains(field)) << field;
+  }
+  EXPECT_EQ(m.at("peak_bytes"), 3136000);
+  const nlohmann::json& place = j.at("places")[0];
+  EXPECT_EQ(place.at("place"), "CPU");
+  EXPECT_EQ(place.at("at_peak")[0].at("name"), "fill_constant");
+  EXPECT_EQ(place.at("at_peak")[0].at("bytes"), 3136000);
+  EXPECT_EQ(j.at("steps")[0].at("end_bytes").at("CPU").get<int64_t>() -
+                place.at("start_bytes").get<int64_t>(),
+            3136000);
+
+  std::ifstream trace_file(path);
+  const nlohmann::json trace = nlohmann::json::parse(trace_file);
+  int64_t last_counter = -1;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("ph") == "C" && e.at("name") == "Memory CPU") last_counter = e.at("args").at("bytes");
+  }
+  EXPECT_EQ(last_counter, place.at("end_bytes").get<int64_t>());
+  cpu_.Free(out);
+  std::remove(path.c_str());
+  std::remove((path + ".summary.json").c_str());
+}
+
+TEST_F(MemoryTest, FourThreadsAllocatingAndFreeingConcurrently) {
+  EnableProfiler(ProfilerState::kCPU);
+  std::mutex mu;
+  std::vector<void*> handed_over;  // blocks one thread allocates and another frees
+  constexpr int kThreads = 4, kIterations = 2000;
+  auto worker = [&](int id) {
+    for (int i = 0; i < kIterations; ++i) {
+      RecordEvent e("op");
+      void* own = cpu_.Allocate(64 + id);
+      void* shared = cpu_.Allocate(128);
+      cpu_.Free(own);
+      std::lock_guard<std::mutex> lock(mu);
+      handed_over.push_back(shared);
+      if (handed_over.size() > 8) {
+        cpu_.Free(handed_over.front());
+        handed_over.erase(handed_over.begin());
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int id = 0; id < kThreads; ++id) threads.emplace_back(worker, id);
+  for (std::thread& t : threads) t.join();
+  for (void* p : handed_over) cpu_.Free(p);
+  const Report report = StopProfiler();
+  const MemoryStats& m = Cpu(Row(report, "op"));
+  EXPECT_EQ(Row(report, "op").calls, kThreads * kIterations);
+  EXPECT_EQ(m.alloc_count, 2 * kThreads * kIterations);
+  EXPECT_EQ(m.alloc_bytes, kThreads * kIterations * (64 + 128) + kIterations * (0 + 1 + 2 + 3));
+  EXPECT_LE(m.peak_bytes, 64 + 3 + 128);
+  EXPECT_GE(m.peak_bytes, 64 + 128);
+  EXPECT_EQ(PlaceOf(report, "CPU").end_bytes, PlaceOf(report, "CPU").start_bytes);
+}
+
+}  // namespace
+}  // namespace paddle_prof
