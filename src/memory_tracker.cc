@@ -20,13 +20,15 @@ int64_t UntrackedAllocs() { return g_untracked_allocs.load(std::memory_order_rel
 
 void TrackAlloc(int place, const void* ptr, size_t bytes) {
   if (place < 0 || ptr == nullptr) return;
+  LiveBlockTable& table = LiveBlockTable::Get();
+  table.Prefetch(ptr);
   LiveBlock block;
   block.size = static_cast<int64_t>(bytes);
   block.place = place;
   const uint64_t window = g_window.load(std::memory_order_acquire);
   ThreadRecorder* recorder = window != 0 ? ThreadRecorder::Current() : nullptr;
   if (recorder != nullptr) recorder->SetOwner(window, &block);
-  if (!LiveBlockTable::Get().Insert(ptr, block)) {
+  if (!table.Insert(ptr, block)) {
     g_untracked_allocs.fetch_add(1, std::memory_order_relaxed);
     return;
   }

@@ -35,6 +35,7 @@ using internal::Clock;
 using internal::g_window;
 
 std::atomic<int> g_steps_in_window{0};
+std::atomic<bool> g_memory_timeline{true};
 
 struct Control {
   std::mutex mu;  // serialises enable, reset, disable and step marks
@@ -61,6 +62,7 @@ void OpenWindow(Control& control) {
   control.step_peak_bytes.clear();
   control.step_end_bytes.clear();
   g_steps_in_window.store(0, std::memory_order_relaxed);
+  g_memory_timeline.store(FLAGS_paddle_prof_memory_timeline, std::memory_order_relaxed);
   control.untracked_allocs_at_start = internal::UntrackedAllocs();
   internal::OpenPlaceWindow();
   control.start_ns = internal::MonotonicNs();
@@ -229,6 +231,7 @@ void MarkStep() {
 namespace internal {
 
 int StepsInWindow() { return g_steps_in_window.load(std::memory_order_relaxed); }
+bool MemoryTimelineOn() { return g_memory_timeline.load(std::memory_order_relaxed); }
 
 void StartImplicitProfiler() {
   ProfilerState state;

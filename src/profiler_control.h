@@ -11,6 +11,10 @@ void StartImplicitProfiler();
 // MarkStep() calls so far in the open window: the step an allocation belongs to.
 int StepsInWindow();
 
+// Whether the open window records the memory timeline (FLAGS_paddle_prof_memory_timeline
+// when it opened).
+bool MemoryTimelineOn();
+
 }  // namespace paddle_prof::internal
 
 #endif  // PADDLE_PROF_SRC_PROFILER_CONTROL_H_

@@ -215,6 +215,7 @@ void ThreadRecorder::ChargeFree(uint64_t window, const LiveBlock& block) {
 
 void ThreadRecorder::AppendMemoryEvent(RecordKind kind, int place, const char* name,
                                        const char* tag, int64_t bytes) {
+  if (!MemoryTimelineOn()) return;
   if (!buffer_.Append(EventRecord::Memory(kind, place, name, tag, Clock::Now(), bytes))) {
     Bump(counters_.dropped_memory);
   }

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "flags.h"
 #include "paddle_prof/paddle_prof.h"
 #include "test_util.h"
 
@@ -372,6 +373,28 @@ TEST_F(MemoryTest, JsonAndTraceCarryTheMemory) {
   cpu_.Free(out);
   std::remove(path.c_str());
   std::remove((path + ".summary.json").c_str());
+}
+
+TEST_F(MemoryTest, WithoutTheTimelineFiguresStayExactAndAtPeakIsLeftOut) {
+  gflags::FlagSaver restore_flags;
+  FLAGS_paddle_prof_memory_timeline = false;
+  void* weights = cpu_.Allocate(4096);
+  EnableProfiler(ProfilerState::kCPU);
+  void* out;
+  {
+    RecordEvent e("conv2d");
+    void* im2col = cpu_.Allocate(kMiB);
+    out = cpu_.Allocate(256 * 1024);
+    cpu_.Free(im2col);
+  }
+  const Report report = StopProfiler();
+  EXPECT_EQ(Cpu(Row(report, "conv2d")).peak_bytes, 1310720);
+  EXPECT_EQ(Cpu(Row(report, "conv2d")).live_bytes, 262144);
+  EXPECT_EQ(PlaceOf(report, "CPU").peak_bytes - PlaceOf(report, "CPU").start_bytes, 1310720);
+  ASSERT_EQ(PlaceOf(report, "CPU").at_peak.size(), 1u);  // only what predates the window
+  EXPECT_EQ(PlaceOf(report, "CPU").at_peak[0].name, "[before profiling]");
+  cpu_.Free(out);
+  cpu_.Free(weights);
 }
 
 TEST_F(MemoryTest, FourThreadsAllocatingAndFreeingConcurrently) {

@@ -1,0 +1,89 @@
+// The cost of tracking an allocation/free pair, against the base allocator alone.
+//
+//   ./allocator_benchmark [--benchmark_format=json]
+//
+// BM_TrackedAllocFree runs with profiling on, inside a scope (the op's), in the steady
+// state of a long loop: ResetProfiler() rewinds the recorders off the clock every
+// kPairsPerWindow pairs. BM_TrackedAllocFreeNoTimeline is the same without the memory
+// timeline (FLAGS_paddle_prof_memory_timeline=false: no at_peak, no trace counters).
+#include <sys/resource.h>
+
+#include <stdexcept>
+
+#include <benchmark/benchmark.h>
+
+#include "flags.h"
+#include "paddle_prof/paddle_prof.h"
+
+namespace {
+
+constexpr int64_t kPairsPerWindow = 1 << 19;
+constexpr size_t kBytes = 256;
+
+int64_t MinorFaults() {
+  rusage usage;
+  getrusage(RUSAGE_THREAD, &usage);
+  return usage.ru_minflt;
+}
+
+void BM_RawAllocFree(benchmark::State& state) {
+  const auto base = paddle_prof::CPUAllocator();
+  for (auto _ : state) {
+    void* p = base->Allocate(kBytes);
+    benchmark::DoNotOptimize(p);
+    base->Free(p);
+  }
+}
+BENCHMARK(BM_RawAllocFree)->Threads(1)->Threads(2);
+
+void BM_TrackedAllocFreeProfilerOff(benchmark::State& state) {
+  paddle_prof::TrackingAllocator tracked(paddle_prof::CPUAllocator(), paddle_prof::CPUPlace());
+  for (auto _ : state) {
+    void* p = tracked.Allocate(kBytes);
+    benchmark::DoNotOptimize(p);
+    tracked.Free(p);
+  }
+}
+BENCHMARK(BM_TrackedAllocFreeProfilerOff)->Threads(1)->Threads(2);
+
+void RunTracked(benchmark::State& state) {
+  try {
+    paddle_prof::EnableProfiler(paddle_prof::ProfilerState::kCPU);
+  } catch (const std::logic_error&) {
+    // The other benchmark thread opened the window first.
+  }
+  paddle_prof::TrackingAllocator tracked(paddle_prof::CPUAllocator(), paddle_prof::CPUPlace());
+  paddle_prof::RecordEvent op("op");
+  int64_t n = 0;
+  const int64_t faults_before = MinorFaults();
+  for (auto _ : state) {
+    void* p = tracked.Allocate(kBytes);
+    benchmark::DoNotOptimize(p);
+    tracked.Free(p);
+    if (++n == kPairsPerWindow) {
+      state.PauseTiming();
+      paddle_prof::ResetProfiler();
+      n = 0;
+      state.ResumeTiming();
+    }
+  }
+  state.counters["faults/pair"] =
+      benchmark::Counter(static_cast<double>(MinorFaults() - faults_before) /
+                             static_cast<double>(state.iterations()),
+                         benchmark::Counter::kAvgThreads);
+  if (state.thread_index() == 0) paddle_prof::StopProfiler();
+}
+
+void BM_TrackedAllocFree(benchmark::State& state) { RunTracked(state); }
+BENCHMARK(BM_TrackedAllocFree)->Threads(1)->Threads(2);
+
+void BM_TrackedAllocFreeNoTimeline(benchmark::State& state) {
+  FLAGS_paddle_prof_memory_timeline = false;  // read when the window opens
+  RunTracked(state);
+  FLAGS_paddle_prof_memory_timeline = true;
+}
+BENCHMARK(BM_TrackedAllocFreeNoTimeline)->Threads(1)->Threads(2);
+
+}  // namespace
+
+BENCHMARK_MAIN();
