@@ -230,6 +230,20 @@ void MarkStep() {
 
 namespace internal {
 
+bool EnableImplicitProfiler(ProfilerState state) {
+  Control& control = GetControl();
+  std::lock_guard<std::mutex> lock(control.mu);
+  if (g_window.load(std::memory_order_relaxed) != 0) return false;
+  EnableLocked(control, state, /*implicit=*/true);
+  return true;
+}
+
+bool ImplicitProfilerRunning() {
+  Control& control = GetControl();
+  std::lock_guard<std::mutex> lock(control.mu);
+  return control.implicit && g_window.load(std::memory_order_relaxed) != 0;
+}
+
 int StepsInWindow() { return g_steps_in_window.load(std::memory_order_relaxed); }
 bool MemoryTimelineOn() { return g_memory_timeline.load(std::memory_order_relaxed); }
 

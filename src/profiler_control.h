@@ -2,11 +2,19 @@
 #ifndef PADDLE_PROF_SRC_PROFILER_CONTROL_H_
 #define PADDLE_PROF_SRC_PROFILER_CONTROL_H_
 
+#include "paddle_prof/report.h"
+
 namespace paddle_prof::internal {
 
 // Starts a whole-program profile from FLAGS_paddle_prof_state and prints its report
 // at exit. It is implicit: a profiler the program enables itself replaces it silently.
 void StartImplicitProfiler();
+
+// An implicit profile started by a launcher (python -m paddle_prof run); false, and
+// nothing changed, when a profiler is already running.
+bool EnableImplicitProfiler(ProfilerState state);
+// Whether an implicit profile is still running (no explicit profiler replaced it).
+bool ImplicitProfilerRunning();
 
 // MarkStep() calls so far in the open window: the step an allocation belongs to.
 int StepsInWindow();

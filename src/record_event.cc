@@ -19,6 +19,12 @@ RecordEvent::RecordEvent(const char* name, const std::string& tag) {
   if (r != nullptr) Begin(name, r->Intern(tag));
 }
 
+RecordEvent::RecordEvent(const std::string& name, const std::string& tag) {
+  if (!IsProfilerEnabled()) return;
+  ThreadRecorder* r = ThreadRecorder::Current();
+  if (r != nullptr) Begin(r->Intern(name), r->Intern(tag));
+}
+
 void RecordEvent::Begin(const char* name, const char* tag) {
   ThreadRecorder* r = ThreadRecorder::Current();
   if (r == nullptr) return;  // the thread is exiting

@@ -38,6 +38,8 @@ class RecordEvent {
   explicit RecordEvent(const std::string& name);
   // `tag` (e.g. the input shapes) splits the op's rows: one row per (name, tag).
   RecordEvent(const char* name, const std::string& tag);
+  // Both built at run time (bindings, user scopes): both interned.
+  RecordEvent(const std::string& name, const std::string& tag);
   ~RecordEvent() {
     if (recorder_ != nullptr) End();
   }

@@ -336,10 +336,15 @@ TEST(ProfilerTest, TagsSplitRows) {
   EnableProfiler(ProfilerState::kCPU);
   for (int i = 0; i < 2; ++i) RecordEvent e("matmul", "[2, 3]");
   for (int i = 0; i < 3; ++i) RecordEvent e("matmul", std::string("[4, 5]"));
+  {
+    std::string name = "matmul";  // a name built at run time, gone before the report
+    RecordEvent e(name, std::string("[2, 3]"));
+    name.assign("overwritten");
+  }
   { RecordEvent untagged("matmul"); }
   const Report report = StopProfiler();
   ASSERT_EQ(report.events.size(), 3u);
-  EXPECT_EQ(Row(report, "matmul", "[2, 3]").calls, 2);
+  EXPECT_EQ(Row(report, "matmul", "[2, 3]").calls, 3);
   EXPECT_EQ(Row(report, "matmul", "[4, 5]").calls, 3);
   EXPECT_EQ(Row(report, "matmul").calls, 1);
   EXPECT_NE(report.Table().find("matmul [4, 5]"), std::string::npos);

@@ -1,0 +1,41 @@
+"""paddle_prof: an operator profiler with exact per-operator memory.
+
+Example::
+
+    import paddle_prof
+
+    with paddle_prof.profiler('CPU', 'total', profile_path='/tmp/profile.json') as prof:
+        for it in range(10):
+            if it == 2:
+                paddle_prof.reset_profiler()   # leave the warm-up out
+            with paddle_prof.record_event('train_step'):
+                x = paddle_prof.empty((1000, 784), dtype='float32')
+            paddle_prof.mark_step()
+    print(prof.report.events[0].calls)
+"""
+
+from paddle_prof.memory import empty
+from paddle_prof.profiler import (
+    SORTED_KEYS,
+    STATES,
+    mark_step,
+    profiler,
+    reset_profiler,
+    start_profiler,
+    stop_profiler,
+)
+from paddle_prof.record_event import record_event
+from paddle_prof.report import Report
+
+__all__ = [
+    "Report",
+    "SORTED_KEYS",
+    "STATES",
+    "empty",
+    "mark_step",
+    "profiler",
+    "record_event",
+    "reset_profiler",
+    "start_profiler",
+    "stop_profiler",
+]

@@ -1,0 +1,47 @@
+"""``python3 -m paddle_prof run``: profile a Python script without touching it."""
+
+from __future__ import annotations
+
+import argparse
+import runpy
+import sys
+from typing import List, Optional
+
+from paddle_prof import _core
+from paddle_prof.profiler import SORTED_KEYS, STATES, stop_profiler
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python3 -m paddle_prof",
+        description="Profile a Python program with paddle_prof and print the report at exit.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser(
+        "run", help="run a script under the profiler",
+        description="Runs SCRIPT under an implicit profiler: if the script opens its own "
+                    "profiler, that one takes over and this one ends silently.")
+    run.add_argument("--state", default="CPU", choices=STATES)
+    run.add_argument("--sorted-key", default="total", choices=[k for k in SORTED_KEYS if k])
+    run.add_argument("--profile-path", default=None,
+                     help="write the Chrome trace here and the summary at PATH.summary.json")
+    run.add_argument("--per-thread", action="store_true", help="one row per thread")
+    run.add_argument("script", help="the Python script to run")
+    run.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    options = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+
+    _core.enable_implicit_profiler(options.state)
+    sys.argv = [options.script] + options.args
+    exit_code = 0
+    try:
+        runpy.run_path(options.script, run_name="__main__")
+    except SystemExit as e:
+        exit_code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    finally:
+        # The script may have opened its own profiler, which replaced this one.
+        if _core.implicit_profiler_running():
+            stop_profiler(options.sorted_key, options.profile_path, per_thread=options.per_thread)
+    return exit_code

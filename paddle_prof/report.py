@@ -1,0 +1,51 @@
+"""The report a profiling window produces, as Python data."""
+
+from __future__ import annotations
+
+import copy
+import json
+from types import SimpleNamespace
+from typing import Any, Dict, List
+
+
+def _namespace(entry: Dict[str, Any]) -> SimpleNamespace:
+    return SimpleNamespace(**entry)
+
+
+class Report:
+    """What one profiling window measured.
+
+    ``events`` are rows with the attributes of the summary JSON's ``events`` entries
+    (``name``, ``tag``, ``calls``, ``total_ms``, ``self_ms``, ``min_ms``, ``max_ms``,
+    ``ave_ms``, ``ratio``, ``memory`` ...), sorted by the window's sort key.
+
+    Example::
+
+        report = paddle_prof.stop_profiler('self')
+        slowest = report.events[0]
+        print(slowest.name, slowest.self_ms, report.to_dict()['wall_ms'])
+    """
+
+    def __init__(self, native: Any) -> None:
+        self._native = native
+        self._summary: Dict[str, Any] = json.loads(native.to_json())
+        self.events: List[SimpleNamespace] = [_namespace(e) for e in self._summary["events"]]
+        self.places: List[SimpleNamespace] = [_namespace(p) for p in self._summary["places"]]
+        self.steps: List[SimpleNamespace] = [_namespace(s) for s in self._summary["steps"]]
+        self.warnings: List[str] = list(self._summary["warnings"])
+        self.wall_ms: float = self._summary["wall_ms"]
+        self.state: str = self._summary["state"]
+        self.sorted_by: str = self._summary["sorted_by"]
+        self.dropped_events: int = self._summary["dropped_events"]
+
+    def table(self, detailed: bool = False) -> str:
+        """The text report; ``detailed`` adds allocated and freed bytes per place."""
+        return self._native.table(detailed)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The summary JSON (version 1) as Python data: equal to the summary file."""
+        return copy.deepcopy(self._summary)
+
+    def __repr__(self) -> str:
+        return (f"<paddle_prof.Report {len(self.events)} events, wall {self.wall_ms:.3f} ms, "
+                f"sorted by {self.sorted_by}>")

@@ -1,0 +1,101 @@
+// paddle_prof._core: the C++ profiler as the Python package sees it. The friendly API
+// (context managers, Report objects, the CLI) lives in the package; this module only
+// crosses the language boundary, releasing the GIL wherever C++ does real work.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "flags.h"
+#include "paddle_prof/paddle_prof.h"
+#include "profiler_control.h"
+
+namespace py = pybind11;
+
+namespace paddle_prof {
+namespace {
+
+// A RecordEvent a Python object owns: begun when made, ended by end() or when collected.
+class Scope {
+ public:
+  Scope(const std::string& name, const std::optional<std::string>& tag) {
+    if (tag) {
+      event_.emplace(name, *tag);
+    } else {
+      event_.emplace(name);
+    }
+  }
+  void End() { event_.reset(); }
+
+ private:
+  std::optional<RecordEvent> event_;  // neither copyable nor movable: held in place
+};
+
+TrackingAllocator& NumpyAllocator() {
+  // Leaked: arrays may be collected during interpreter shutdown.
+  static auto* allocator = new TrackingAllocator(CPUAllocator(), CPUPlace());
+  return *allocator;
+}
+
+py::array Empty(const std::vector<py::ssize_t>& shape, const py::dtype& dtype,
+                const std::string& place) {
+  if (place != "CPU") {
+    throw std::invalid_argument("empty(): place must be 'CPU' (got '" + place + "')");
+  }
+  size_t count = 1;
+  for (const py::ssize_t extent : shape) {
+    if (extent < 0) throw std::invalid_argument("empty(): negative dimension in shape");
+    count *= static_cast<size_t>(extent);
+  }
+  void* data = NumpyAllocator().Allocate(count * static_cast<size_t>(dtype.itemsize()));
+  if (data == nullptr) throw std::bad_alloc();
+  py::capsule owner(data, [](void* p) { NumpyAllocator().Free(p); });
+  return py::array(dtype, shape, data, owner);
+}
+
+Report Stop(const std::string& sorted_key, const std::string& profile_path, bool per_thread) {
+  const EventSortingKey key = ParseSortingKey(sorted_key);
+  py::gil_scoped_release release;
+  gflags::FlagSaver restore_flags;
+  FLAGS_paddle_prof_per_thread = per_thread;
+  return StopProfiler(key, profile_path);
+}
+
+}  // namespace
+}  // namespace paddle_prof
+
+PYBIND11_MODULE(_core, m) {
+  using namespace paddle_prof;
+  m.doc() = "paddle_prof's C++ core; use the paddle_prof package instead.";
+
+  py::class_<Report>(m, "NativeReport")
+      .def("to_json", &Report::ToJson)
+      .def("table", &Report::Table, py::arg("detailed") = false);
+
+  py::class_<Scope>(m, "Scope")
+      .def(py::init<const std::string&, const std::optional<std::string>&>(), py::arg("name"),
+           py::arg("tag") = py::none())
+      .def("end", &Scope::End);
+
+  m.def("enable_profiler",
+        [](const std::string& state) { EnableProfiler(ParseProfilerState(state)); });
+  m.def("enable_implicit_profiler", [](const std::string& state) {
+    return internal::EnableImplicitProfiler(ParseProfilerState(state));
+  });
+  m.def("implicit_profiler_running", &internal::ImplicitProfilerRunning);
+  m.def("stop_profiler", &Stop, py::arg("sorted_key"), py::arg("profile_path"),
+        py::arg("per_thread"));
+  m.def("reset_profiler", [] {
+    py::gil_scoped_release release;
+    ResetProfiler();
+  });
+  m.def("mark_step", [] {
+    py::gil_scoped_release release;
+    MarkStep();
+  });
+  m.def("is_enabled", &IsProfilerEnabled);
+  m.def("empty", &Empty, py::arg("shape"), py::arg("dtype"), py::arg("place"));
+}

@@ -1,0 +1,61 @@
+"""paddle_prof.empty: numpy arrays on the tracking allocator, measured exactly."""
+
+import io
+
+import numpy as np
+import pytest
+
+import paddle_prof
+
+
+def cpu(report, name):
+    row = next(e for e in report.events if e.name == name)
+    return row.memory['CPU']
+
+
+def test_fill_constant_reads_exactly_its_bytes_peak_and_live():
+    with paddle_prof.profiler('CPU', stream=io.StringIO()) as prof:
+        with paddle_prof.record_event('fill_constant'):
+            x = paddle_prof.empty((1000, 784), dtype='float32')
+    m = cpu(prof.report, 'fill_constant')
+    assert m['peak_bytes'] == 3136000
+    assert m['live_bytes'] == 3136000
+    assert m['alloc_bytes'] == 3136000 and m['alloc_count'] == 1
+    assert x.shape == (1000, 784) and x.dtype == np.float32 and x.nbytes == 3136000
+    x[:] = 1.0  # the buffer is real memory
+    assert float(x.sum()) == 784000.0
+
+
+def test_dropping_the_array_inside_the_scope_frees_it_and_keeps_the_peak():
+    with paddle_prof.profiler('CPU', stream=io.StringIO()) as prof:
+        with paddle_prof.record_event('fill_constant'):
+            x = paddle_prof.empty((1000, 784), dtype='float32')
+            del x
+    m = cpu(prof.report, 'fill_constant')
+    assert m['peak_bytes'] == 3136000
+    assert m['live_bytes'] == 0
+    assert m['free_bytes'] == 3136000 and m['free_count'] == 1
+    place = prof.report.places[0]
+    assert place.place == 'CPU'
+    assert place.peak_bytes - place.start_bytes == 3136000
+    assert place.at_peak[0]['name'] == 'fill_constant'
+
+
+def test_views_keep_the_buffer_alive():
+    with paddle_prof.profiler('CPU', stream=io.StringIO()) as prof:
+        with paddle_prof.record_event('make'):
+            x = paddle_prof.empty(1024, 'uint8')
+            view = x[10:20]
+            del x
+    assert cpu(prof.report, 'make')['live_bytes'] == 1024
+    del view
+
+
+def test_empty_checks_its_arguments():
+    with pytest.raises(ValueError, match="place must be 'CPU'"):
+        paddle_prof.empty((2, 2), 'float32', place='GPU')
+    with pytest.raises(ValueError, match='negative'):
+        paddle_prof.empty((-1, 2))
+    with pytest.raises(TypeError):
+        paddle_prof.empty((2, 2), dtype='not-a-dtype')
+    assert paddle_prof.empty(0).nbytes == 0

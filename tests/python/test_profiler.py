@@ -1,0 +1,212 @@
+"""paddle_prof.profiler and friends, as a Paddle or PyTorch user meets them."""
+
+import contextlib
+import io
+import json
+import threading
+
+import pytest
+
+import paddle_prof
+
+
+def rows(report):
+    return {(e.name, e.tag): e for e in report.events}
+
+
+def test_reset_at_iteration_two_of_ten_leaves_eight_calls(capsys):
+    # The usage from Paddle's memory profiler pull request, on this API.
+    with paddle_prof.profiler('CPU', 'total') as prof:
+        for it in range(10):
+            if it == 2:
+                paddle_prof.reset_profiler()
+            with paddle_prof.record_event('mul'):
+                with paddle_prof.record_event('elementwise_add'):
+                    pass
+            with paddle_prof.record_event('softmax'):
+                pass
+            paddle_prof.mark_step()
+    r = rows(prof.report)
+    assert r[('mul', None)].calls == 8
+    assert r[('elementwise_add', None)].calls == 8
+    assert r[('softmax', None)].calls == 8
+    assert len(prof.report.steps) == 8
+    assert [s.step for s in prof.report.steps] == list(range(8))
+    out = capsys.readouterr().out
+    assert 'Profiling Report' in out and 'elementwise_add' in out
+
+
+def test_times_keep_their_invariants():
+    with paddle_prof.profiler('CPU', stream=io.StringIO()) as prof:
+        for i in range(20):
+            with paddle_prof.record_event('outer'):
+                sum(range(100 * (i % 4)))
+                with paddle_prof.record_event('inner'):
+                    sum(range(1000))
+    ratio_sum = 0.0
+    for e in prof.report.events:
+        assert e.min_ms <= e.ave_ms <= e.max_ms
+        assert e.ave_ms * e.calls == pytest.approx(e.total_ms, rel=1e-12)
+        assert e.self_ms <= e.total_ms
+        ratio_sum += e.ratio
+    assert ratio_sum == pytest.approx(1.0, abs=1e-12)
+    r = rows(prof.report)
+    assert r[('outer', None)].self_ms == pytest.approx(
+        r[('outer', None)].total_ms - r[('inner', None)].total_ms, abs=1e-9)
+    assert prof.report.wall_ms >= r[('outer', None)].total_ms
+
+
+@pytest.mark.parametrize('key', ['calls', 'total', 'self', 'max', 'min', 'ave', None])
+def test_every_sorted_key_orders_the_rows(key):
+    with paddle_prof.profiler('CPU', key, stream=io.StringIO()) as prof:
+        for _ in range(6):
+            with paddle_prof.record_event('many'):
+                pass
+        for n in (1, 2):
+            with paddle_prof.record_event('long'):
+                sum(range(20000 * n))
+        with paddle_prof.record_event('once'):
+            sum(range(5000))
+    field = {'calls': 'calls', 'total': 'total_ms', 'self': 'self_ms', 'max': 'max_ms',
+             'min': 'min_ms', 'ave': 'ave_ms', None: 'total_ms'}[key]
+    values = [getattr(e, field) for e in prof.report.events]
+    assert len(values) == 3
+    assert values == sorted(values, reverse=True)
+    assert prof.report.sorted_by == (key or 'total')
+
+
+@pytest.mark.parametrize('key', ['peak_memory', 'live_memory'])
+def test_memory_sort_keys_order_the_rows(key):
+    kept = []
+    with paddle_prof.profiler('CPU', key, stream=io.StringIO()) as prof:
+        for name, peak, live in (('a', 1000, 900), ('b', 3000, 100), ('c', 2000, 500)):
+            with paddle_prof.record_event(name):
+                tmp = paddle_prof.empty(peak - live, 'uint8')
+                kept.append(paddle_prof.empty(live, 'uint8'))
+                del tmp
+    names = [e.name for e in prof.report.events]
+    assert names == (['b', 'c', 'a'] if key == 'peak_memory' else ['a', 'c', 'b'])
+
+
+def test_wrong_arguments_raise_the_documented_errors():
+    with pytest.raises(ValueError, match="'CPU', 'GPU', 'All'"):
+        paddle_prof.profiler('TPU')
+    with pytest.raises(ValueError, match="'calls', 'total'"):
+        paddle_prof.profiler('CPU', 'totl')
+    paddle_prof.start_profiler('CPU')
+    with pytest.raises(ValueError, match='sorted_key'):
+        paddle_prof.stop_profiler('bogus')
+    paddle_prof.stop_profiler(print_report=False)  # a wrong key stopped nothing
+    with pytest.raises(RuntimeError, match='GPU'):
+        paddle_prof.start_profiler('GPU')
+    with pytest.raises(RuntimeError, match='no CUDA support'):
+        with paddle_prof.profiler('All'):
+            pass
+    with pytest.raises(RuntimeError, match='no profiler is running'):
+        paddle_prof.stop_profiler()
+    paddle_prof.reset_profiler()  # harmless while off
+    paddle_prof.mark_step()
+
+
+def test_a_profiler_inside_a_running_profiler_is_a_runtime_error():
+    with paddle_prof.profiler('CPU', stream=io.StringIO()) as outer:
+        with paddle_prof.record_event('kept'):
+            pass
+        with pytest.raises(RuntimeError, match='already running'):
+            with paddle_prof.profiler('CPU'):
+                pass
+    assert rows(outer.report)[('kept', None)].calls == 1
+
+
+def test_an_exception_inside_the_block_still_stops_and_prints():
+    out = io.StringIO()
+    prof = paddle_prof.profiler('CPU', stream=out)
+    with pytest.raises(KeyError):
+        with prof:
+            with paddle_prof.record_event('failing_op'):
+                raise KeyError('boom')
+    assert not paddle_prof._core.is_enabled()
+    assert rows(prof.report)[('failing_op', None)].calls == 1
+    assert 'failing_op' in out.getvalue()
+
+
+def test_the_table_goes_through_sys_stdout_at_exit():
+    captured = io.StringIO()
+    with contextlib.redirect_stdout(captured):
+        with paddle_prof.profiler('CPU'):
+            with paddle_prof.record_event('redirected'):
+                pass
+    assert 'redirected' in captured.getvalue()
+
+
+def test_summary_file_equals_to_dict(tmp_path):
+    path = tmp_path / 'profile.json'
+    with paddle_prof.profiler('CPU', 'calls', profile_path=str(path), stream=io.StringIO()) as prof:
+        for _ in range(3):
+            with paddle_prof.record_event('op', tag='[3, 4]'):
+                pass
+        paddle_prof.mark_step()
+    summary = json.loads((tmp_path / 'profile.json.summary.json').read_text())
+    assert summary == prof.report.to_dict()
+    assert summary['version'] == 1 and summary['state'] == 'CPU' and summary['sorted_by'] == 'calls'
+    trace = json.loads(path.read_text())
+    assert sum(1 for e in trace['traceEvents'] if e['ph'] == 'X' and e['name'] == 'op') == 3
+    assert prof.report.to_dict() is not prof.report.to_dict()  # a copy each time
+
+
+def test_an_unwritable_path_still_returns_and_prints_the_report(capfd):
+    with paddle_prof.profiler('CPU', profile_path='/nonexistent-dir/p.json') as prof:
+        with paddle_prof.record_event('op'):
+            pass
+    out, err = capfd.readouterr()
+    assert rows(prof.report)[('op', None)].calls == 1
+    assert 'Profiling Report' in out
+    assert "cannot write the trace to '/nonexistent-dir/p.json'" in err
+
+
+def test_start_and_stop_profiler():
+    paddle_prof.start_profiler('CPU')
+    with paddle_prof.record_event('step'):
+        pass
+    report = paddle_prof.stop_profiler('total', print_report=False)
+    assert rows(report)[('step', None)].calls == 1
+    assert isinstance(report.table(detailed=True), str)
+
+
+def test_record_event_as_a_decorator_counts_every_call_including_recursion():
+    @paddle_prof.record_event('fib')
+    def fib(n):
+        return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+    with paddle_prof.profiler('CPU', stream=io.StringIO()) as prof:
+        fib(10)
+    assert rows(prof.report)[('fib', None)].calls == 177
+
+
+def test_two_python_threads_recording_at_once_lose_no_event():
+    barrier = threading.Barrier(2)
+
+    def work(name):
+        barrier.wait()
+        for _ in range(2000):
+            with paddle_prof.record_event(name):
+                pass
+
+    with paddle_prof.profiler('CPU', per_thread=True, stream=io.StringIO()) as prof:
+        threads = [threading.Thread(target=work, args=(f'worker{i}',)) for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    r = {e.name: e for e in prof.report.events}
+    assert r['worker0'].calls == 2000 and r['worker1'].calls == 2000
+    assert r['worker0'].thread != r['worker1'].thread
+    assert 'thread' in prof.report.table()
+
+
+def test_record_event_checks_its_arguments():
+    with pytest.raises(TypeError):
+        paddle_prof.record_event(3)
+    with pytest.raises(TypeError):
+        paddle_prof.record_event('op', tag=[1, 2])
+    paddle_prof.record_event('unused').__exit__(None, None, None)  # no enter: harmless
