@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DPADDLE_PROF_BUILD_TESTS=OFF \
-      -DPADDLE_PROF_BUILD_BENCHMARKS=OFF
+      -DPADDLE_PROF_BUILD_BENCHMARKS=OFF -DPython_EXECUTABLE=/usr/bin/python3
 cmake --build build -j"$(nproc)"
 ./build/examples/fake_training_loop profile.json
 echo "Trace: $(pwd)/profile.json (open in https://ui.perfetto.dev); summary: profile.json.summary.json"

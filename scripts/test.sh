@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# Every test on a fresh machine: install, build, run the suite, then run it again under
-# AddressSanitizer+UndefinedBehaviorSanitizer and under ThreadSanitizer.
-# PADDLE_PROF_SANITIZERS=0 skips the two sanitizer builds.
+# Every test on a fresh machine: install, build, run the C++ and Python suites, check
+# the installed CMake package and the pip-installed Python package, then run the C++
+# suite again under AddressSanitizer+UndefinedBehaviorSanitizer and under
+# ThreadSanitizer. PADDLE_PROF_SANITIZERS=0 skips the two sanitizer builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
 jobs="$(nproc)"
+python=/usr/bin/python3  # Debian's interpreter, which sees Debian's numpy and pytest
 
 run_suite() {  # build-dir, extra cmake args...
   local dir="$1"
   shift
   echo "=== paddle_prof tests in ${dir} $*"
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython_EXECUTABLE="$python" "$@"
   cmake --build "$dir" -j"$jobs"
   ctest --test-dir "$dir" -j"$jobs" --output-on-failure
 }
@@ -28,11 +30,26 @@ cmake --build build/install_consumer > /dev/null
 LD_LIBRARY_PATH="$prefix/lib" ./build/install_consumer/consumer > /dev/null
 echo "install: find_package(paddle_prof) consumer passed"
 rm -rf "$prefix"
+# pip installs the Python package offline into a virtual environment.
+venv="$(mktemp -d)"
+"$python" -m venv --system-site-packages "$venv"
+"$venv/bin/python" -m pip install -q --no-build-isolation . > /dev/null
+(cd "$venv" && "$venv/bin/python" -c "
+import io, paddle_prof
+with paddle_prof.profiler('CPU', stream=io.StringIO()) as prof:
+    with paddle_prof.record_event('fill_constant'):
+        x = paddle_prof.empty((1000, 784), dtype='float32')
+assert prof.report.events[0].memory['CPU']['peak_bytes'] == 3136000, prof.report.table()
+")
+echo "install: pip install --no-build-isolation . passed"
+rm -rf "$venv"
 if [ "${PADDLE_PROF_SANITIZERS:-1}" != 0 ]; then
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     run_suite build-asan -DPADDLE_PROF_SANITIZE=address,undefined \
-      -DPADDLE_PROF_BUILD_BENCHMARKS=OFF -DPADDLE_PROF_BUILD_EXAMPLES=OFF
+      -DPADDLE_PROF_BUILD_BENCHMARKS=OFF -DPADDLE_PROF_BUILD_EXAMPLES=OFF \
+      -DPADDLE_PROF_BUILD_PYTHON=OFF
   TSAN_OPTIONS=halt_on_error=1 \
     run_suite build-tsan -DPADDLE_PROF_SANITIZE=thread \
-      -DPADDLE_PROF_BUILD_BENCHMARKS=OFF -DPADDLE_PROF_BUILD_EXAMPLES=OFF
+      -DPADDLE_PROF_BUILD_BENCHMARKS=OFF -DPADDLE_PROF_BUILD_EXAMPLES=OFF \
+      -DPADDLE_PROF_BUILD_PYTHON=OFF
 fi

@@ -1,0 +1,38 @@
+"""Builds paddle_prof._core with the project's CMake build and puts it, with
+libpaddle_prof, into the package (the extension finds the library through $ORIGIN)."""
+
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = pathlib.Path(__file__).resolve().parent
+
+
+class CMakeExtension(Extension):
+    def __init__(self, name: str) -> None:
+        super().__init__(name, sources=[])
+
+
+class CMakeBuild(build_ext):
+    def build_extension(self, ext: Extension) -> None:
+        target = pathlib.Path(self.get_ext_fullpath(ext.name)).resolve()
+        build_dir = pathlib.Path(self.build_temp).resolve() / "cmake"
+        subprocess.check_call([
+            "cmake", "-S", str(ROOT), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release",
+            f"-DPython_EXECUTABLE={sys.executable}", "-DPADDLE_PROF_BUILD_TESTS=OFF",
+            "-DPADDLE_PROF_BUILD_BENCHMARKS=OFF", "-DPADDLE_PROF_BUILD_EXAMPLES=OFF"])
+        subprocess.check_call(["cmake", "--build", str(build_dir), "--target", "_core",
+                               "-j", str(os.cpu_count() or 1)])
+        built = build_dir / "python" / "paddle_prof"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        for f in built.iterdir():
+            if f.name.startswith(("_core", "libpaddle_prof")):
+                shutil.copy2(f, target.parent / f.name)
+
+
+setup(ext_modules=[CMakeExtension("paddle_prof._core")], cmdclass={"build_ext": CMakeBuild})
