@@ -6,11 +6,10 @@
 // state of a long loop: ResetProfiler() rewinds the recorders off the clock every
 // kPairsPerWindow pairs. BM_TrackedAllocFreeNoTimeline is the same without the memory
 // timeline (FLAGS_paddle_prof_memory_timeline=false: no at_peak, no trace counters).
+#include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
 #include <stdexcept>
-
-#include <benchmark/benchmark.h>
 
 #include "flags.h"
 #include "paddle_prof/paddle_prof.h"
@@ -67,10 +66,9 @@ void RunTracked(benchmark::State& state) {
       state.ResumeTiming();
     }
   }
-  state.counters["faults/pair"] =
-      benchmark::Counter(static_cast<double>(MinorFaults() - faults_before) /
-                             static_cast<double>(state.iterations()),
-                         benchmark::Counter::kAvgThreads);
+  state.counters["faults/pair"] = benchmark::Counter(
+      static_cast<double>(MinorFaults() - faults_before) / static_cast<double>(state.iterations()),
+      benchmark::Counter::kAvgThreads);
   if (state.thread_index() == 0) paddle_prof::StopProfiler();
 }
 

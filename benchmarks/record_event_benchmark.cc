@@ -6,12 +6,11 @@
 // was touched by an earlier window and is reused (ResetProfiler() rewinds it off the
 // clock every kScopesPerWindow scopes). "faults/scope" counts minor page faults of the
 // measuring thread, "B/record" the buffer memory one scope takes.
+#include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
 #include <stdexcept>
 #include <string>
-
-#include <benchmark/benchmark.h>
 
 #include "event_record.h"
 #include "paddle_prof/paddle_prof.h"
@@ -52,10 +51,9 @@ void RunEnabled(benchmark::State& state, Body body) {
       state.ResumeTiming();
     }
   }
-  state.counters["faults/scope"] =
-      benchmark::Counter(static_cast<double>(MinorFaults() - faults_before) /
-                             static_cast<double>(state.iterations()),
-                         benchmark::Counter::kAvgThreads);
+  state.counters["faults/scope"] = benchmark::Counter(
+      static_cast<double>(MinorFaults() - faults_before) / static_cast<double>(state.iterations()),
+      benchmark::Counter::kAvgThreads);
   state.counters["B/record"] = benchmark::Counter(sizeof(paddle_prof::internal::EventRecord),
                                                   benchmark::Counter::kAvgThreads);
   // All threads leave the timed loop together; one closes the window.

@@ -8,8 +8,8 @@
 namespace {
 
 constexpr int kOps = 8;
-const char* const kOpNames[kOps] = {"conv2d", "relu",   "batch_norm", "pool2d",
-                                    "matmul", "softmax", "dropout",   "elementwise_add"};
+const char* const kOpNames[kOps] = {"conv2d", "relu",    "batch_norm", "pool2d",
+                                    "matmul", "softmax", "dropout",    "elementwise_add"};
 
 void BM_BuildReport10M(benchmark::State& state) {
   const int64_t scopes = state.range(0);

@@ -27,11 +27,7 @@ struct ThreadSnapshot {
 struct NoEventUsage {
   int thread = 0;
   int place = 0;
-  int64_t peak_bytes = 0;
-  int64_t alloc_bytes = 0;
-  int64_t alloc_count = 0;
-  int64_t free_bytes = 0;
-  int64_t free_count = 0;
+  MemoryStats stats;  // live_bytes unused: live blocks are counted apart
 };
 
 struct Collection {
@@ -40,7 +36,7 @@ struct Collection {
   uint64_t end_tick = 0;
   double ns_per_tick = 1.0;
   std::vector<ThreadSnapshot> threads;
-  std::vector<uint64_t> step_ticks;  // one per MarkStep(), in order
+  std::vector<uint64_t> step_ticks;                             // one per MarkStep(), in order
   std::vector<std::map<std::string, int64_t>> step_peak_bytes;  // per step, by place name
   std::vector<std::map<std::string, int64_t>> step_end_bytes;
   std::vector<PlaceSummary> places;  // by place index; at_peak left to the report builder
@@ -51,9 +47,9 @@ struct Collection {
   int64_t forced_closes = 0;
   int64_t foreign_ends = 0;
   int64_t dropped = 0;
-  int64_t dropped_memory = 0;    // memory records lost to the buffer bound
-  int64_t lost_places = 0;       // scope figures lost: a scope touched too many places
-  int64_t untracked_allocs = 0;  // blocks the live-block table had no room for
+  int64_t dropped_memory = 0;         // memory records lost to the buffer bound
+  int64_t lost_places = 0;            // scope figures lost: a scope touched too many places
+  int64_t untracked_allocs = 0;       // blocks the live-block table had no room for
   std::vector<std::string> warnings;  // found while collecting (the clock's)
 
   double TicksToMs(uint64_t ticks) const { return static_cast<double>(ticks) * ns_per_tick / 1e6; }

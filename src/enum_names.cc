@@ -9,10 +9,14 @@ namespace paddle_prof {
 namespace {
 
 constexpr std::pair<EventSortingKey, const char*> kSortingKeys[] = {
-    {EventSortingKey::kCalls, "calls"},          {EventSortingKey::kTotal, "total"},
-    {EventSortingKey::kSelf, "self"},            {EventSortingKey::kMin, "min"},
-    {EventSortingKey::kMax, "max"},              {EventSortingKey::kAve, "ave"},
-    {EventSortingKey::kPeakMemory, "peak_memory"}, {EventSortingKey::kLiveMemory, "live_memory"},
+    {EventSortingKey::kCalls, "calls"},
+    {EventSortingKey::kTotal, "total"},
+    {EventSortingKey::kSelf, "self"},
+    {EventSortingKey::kMin, "min"},
+    {EventSortingKey::kMax, "max"},
+    {EventSortingKey::kAve, "ave"},
+    {EventSortingKey::kPeakMemory, "peak_memory"},
+    {EventSortingKey::kLiveMemory, "live_memory"},
 };
 
 constexpr std::pair<ProfilerState, const char*> kStates[] = {
@@ -21,7 +25,8 @@ constexpr std::pair<ProfilerState, const char*> kStates[] = {
 template <typename Table>
 std::string ValidNames(const Table& table) {
   std::string names;
-  for (const auto& entry : table) names += std::string(names.empty() ? "'" : ", '") + entry.second + "'";
+  for (const auto& entry : table)
+    names += std::string(names.empty() ? "'" : ", '") + entry.second + "'";
   return names;
 }
 

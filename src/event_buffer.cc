@@ -43,7 +43,8 @@ EventRecord* EventBuffer::ChunkFor(size_t n) {
   EventRecord* chunk = chunks_[index].load(std::memory_order_relaxed);
   if (chunk != nullptr) return chunk;
   const size_t budget =
-      static_cast<size_t>(FLAGS_paddle_prof_max_buffer_mb > 0 ? FLAGS_paddle_prof_max_buffer_mb : 0) *
+      static_cast<size_t>(FLAGS_paddle_prof_max_buffer_mb > 0 ? FLAGS_paddle_prof_max_buffer_mb
+                                                              : 0) *
       (size_t{1} << 20) / kChunkBytes;
   size_t in_use = g_chunks_in_use.load(std::memory_order_relaxed);
   do {

@@ -14,6 +14,8 @@
 
 #include <cstdint>
 
+#include "paddle_prof/report.h"
+
 namespace paddle_prof::internal {
 
 // Scopes nested deeper than this on one thread are not recorded (and are counted).
@@ -27,9 +29,9 @@ enum class RecordKind : uint32_t { kCall = 0, kAlloc = 1, kFree = 2, kScopeMemor
 
 struct EventRecord {
   static constexpr uint64_t kPointerMask = (1ull << 48) - 1;
-  static constexpr int kDepthShift = 48;  // 8 bits
-  static constexpr int kPlaceShift = 56;  // 4 bits
-  static constexpr int kKindShift = 60;   // 3 bits
+  static constexpr int kDepthShift = 48;        // 8 bits
+  static constexpr int kPlaceShift = 56;        // 4 bits
+  static constexpr int kKindShift = 60;         // 3 bits
   static constexpr uint64_t kCut = 1ull << 63;  // a call begun before the window
 
   const char* name;
@@ -39,7 +41,8 @@ struct EventRecord {
 
   static EventRecord Call(const char* name, const char* tag, uint32_t depth, bool cut,
                           uint64_t start, uint64_t end) {
-    return {name, Pack(reinterpret_cast<uintptr_t>(tag), depth, 0, RecordKind::kCall) | (cut ? kCut : 0),
+    return {name,
+            Pack(reinterpret_cast<uintptr_t>(tag), depth, 0, RecordKind::kCall) | (cut ? kCut : 0),
             start, end};
   }
   static EventRecord Memory(RecordKind kind, int place, const char* owner_name,
@@ -66,32 +69,28 @@ struct EventRecord {
 static_assert(sizeof(EventRecord) == 32, "a record is 32 bytes");
 static_assert(sizeof(void*) == 8, "the record packing assumes 64-bit pointers");
 
-// One call's figures on one place, stored as two kScopeMemory records (counts in the
-// 48 low bits of the tag word).
+// One call's figures on one place (live_bytes unused), stored as two kScopeMemory
+// records (counts in the 48 low bits of the tag word).
 struct ScopeMemoryRecord {
   int place = 0;
-  int64_t peak_bytes = 0;
-  int64_t alloc_bytes = 0;
-  int64_t alloc_count = 0;
-  int64_t free_bytes = 0;
-  int64_t free_count = 0;
+  MemoryStats stats;
 
   void Encode(EventRecord out[2]) const {
     const auto pack = [this](int64_t count) {
       return EventRecord::Pack(static_cast<uint64_t>(count), 0, place, RecordKind::kScopeMemory);
     };
-    out[0] = {nullptr, pack(alloc_count), static_cast<uint64_t>(peak_bytes),
-              static_cast<uint64_t>(alloc_bytes)};
-    out[1] = {nullptr, pack(free_count), static_cast<uint64_t>(free_bytes), 0};
+    out[0] = {nullptr, pack(stats.alloc_count), static_cast<uint64_t>(stats.peak_bytes),
+              static_cast<uint64_t>(stats.alloc_bytes)};
+    out[1] = {nullptr, pack(stats.free_count), static_cast<uint64_t>(stats.free_bytes), 0};
   }
   static ScopeMemoryRecord Decode(const EventRecord& first, const EventRecord& second) {
     ScopeMemoryRecord r;
     r.place = first.place();
-    r.peak_bytes = static_cast<int64_t>(first.start);
-    r.alloc_bytes = static_cast<int64_t>(first.end);
-    r.alloc_count = static_cast<int64_t>(first.tag_bits & EventRecord::kPointerMask);
-    r.free_bytes = static_cast<int64_t>(second.start);
-    r.free_count = static_cast<int64_t>(second.tag_bits & EventRecord::kPointerMask);
+    r.stats.peak_bytes = static_cast<int64_t>(first.start);
+    r.stats.alloc_bytes = static_cast<int64_t>(first.end);
+    r.stats.alloc_count = static_cast<int64_t>(first.tag_bits & EventRecord::kPointerMask);
+    r.stats.free_bytes = static_cast<int64_t>(second.start);
+    r.stats.free_count = static_cast<int64_t>(second.tag_bits & EventRecord::kPointerMask);
     return r;
   }
 };

@@ -1,9 +1,9 @@
 #include "flags.h"
 
+#include <glog/logging.h>
+
 #include <cstdlib>
 #include <string>
-
-#include <glog/logging.h>
 
 #include "profiler_control.h"
 

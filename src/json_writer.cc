@@ -39,11 +39,21 @@ void JsonWriter::String(std::string_view s) {
   for (const char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
     switch (c) {
-      case '"': out_->append("\\\""); break;
-      case '\\': out_->append("\\\\"); break;
-      case '\n': out_->append("\\n"); break;
-      case '\r': out_->append("\\r"); break;
-      case '\t': out_->append("\\t"); break;
+      case '"':
+        out_->append("\\\"");
+        break;
+      case '\\':
+        out_->append("\\\\");
+        break;
+      case '\n':
+        out_->append("\\n");
+        break;
+      case '\r':
+        out_->append("\\r");
+        break;
+      case '\t':
+        out_->append("\\t");
+        break;
       default:
         if (c < 0x20) {
           static const char kHex[] = "0123456789abcdef";

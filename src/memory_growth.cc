@@ -80,8 +80,9 @@ std::string MemoryGrowthWarning(const Collection& c) {
   std::string text = "live memory grew over " + std::to_string(ends.size()) + " steps, from " +
                      Bytes(ends.front()) + " to " + Bytes(ends.back()) + " at step ends";
   if (growing.empty()) {
-    return text + "; no event holds blocks from several steps (the growth is in blocks freed "
-                  "by other threads or allocated outside the tracked places).";
+    return text +
+           "; no event holds blocks from several steps (the growth is in blocks freed "
+           "by other threads or allocated outside the tracked places).";
   }
   text += "; still-live blocks allocated in later and later steps are held by:";
   constexpr size_t kHolders = 3, kTags = 4;

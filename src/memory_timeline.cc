@@ -60,7 +60,8 @@ std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int pla
     if (r.bytes > 0) result.push_back(std::move(r));
   }
   std::sort(result.begin(), result.end(), [](const RowBytes& a, const RowBytes& b) {
-    return a.bytes != b.bytes ? a.bytes > b.bytes : std::tie(a.name, a.tag) < std::tie(b.name, b.tag);
+    return a.bytes != b.bytes ? a.bytes > b.bytes
+                              : std::tie(a.name, a.tag) < std::tie(b.name, b.tag);
   });
   return result;
 }

@@ -1,18 +1,21 @@
 #include "place_registry.h"
 
+#include <glog/logging.h>
+
 #include <algorithm>
 #include <array>
 #include <mutex>
-
-#include <glog/logging.h>
 
 namespace paddle_prof {
 
 std::string PlaceName(const Place& place) {
   switch (place.type) {
-    case Place::Type::kCPU: return "CPU";
-    case Place::Type::kCUDA: return "CUDA:" + std::to_string(place.device);
-    case Place::Type::kNative: return "native";
+    case Place::Type::kCPU:
+      return "CPU";
+    case Place::Type::kCUDA:
+      return "CUDA:" + std::to_string(place.device);
+    case Place::Type::kNative:
+      return "native";
   }
   return "unknown";
 }
@@ -55,8 +58,8 @@ int PlaceIndex(const Place& place) {
     if (r.places[i] == place) return i;
   }
   if (m == kMaxPlaces) {
-    LOG_FIRST_N(ERROR, 1) << "paddle_prof: more than " << kMaxPlaces
-                          << " places; memory on " << PlaceName(place) << " is not tracked";
+    LOG_FIRST_N(ERROR, 1) << "paddle_prof: more than " << kMaxPlaces << " places; memory on "
+                          << PlaceName(place) << " is not tracked";
     return -1;
   }
   r.places[m] = place;
@@ -101,8 +104,8 @@ std::vector<PlaceSummary> ClosePlaceWindow() {
     p.place = r.names[i];
     p.start_bytes = r.window[i].start_bytes;
     p.end_bytes = c.live.load(std::memory_order_relaxed);
-    p.peak_bytes = std::max({r.window[i].peak_bytes, c.step_peak.load(std::memory_order_relaxed),
-                             p.end_bytes});
+    p.peak_bytes = std::max(
+        {r.window[i].peak_bytes, c.step_peak.load(std::memory_order_relaxed), p.end_bytes});
     p.untracked_frees =
         c.untracked_frees.load(std::memory_order_relaxed) - r.window[i].start_untracked;
     places.push_back(std::move(p));

@@ -27,8 +27,7 @@ struct alignas(64) PlaceCounters {
   void Add(int64_t bytes) {
     const int64_t now = live.fetch_add(bytes, std::memory_order_relaxed) + bytes;
     int64_t peak = step_peak.load(std::memory_order_relaxed);
-    while (now > peak &&
-           !step_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+    while (now > peak && !step_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
     }
   }
   void Sub(int64_t bytes) { live.fetch_sub(bytes, std::memory_order_relaxed); }

@@ -1,6 +1,8 @@
 // Opening and closing profiling windows, and collecting what the threads recorded.
 #include "paddle_prof/profiler.h"
 
+#include <glog/logging.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -9,8 +11,6 @@
 #include <mutex>
 #include <stdexcept>
 #include <vector>
-
-#include <glog/logging.h>
 
 #include "chrome_trace.h"
 #include "clock.h"
@@ -95,8 +95,8 @@ void EnableLocked(Control& control, ProfilerState state, bool implicit) {
 
 std::string ClockWarning(const internal::Collection& c, uint64_t window_ns) {
   if (!Clock::UsesTsc() || window_ns < 100000000 || c.end_tick <= c.start_tick) return "";
-  const double window_rate = static_cast<double>(window_ns) /
-                             static_cast<double>(c.end_tick - c.start_tick);
+  const double window_rate =
+      static_cast<double>(window_ns) / static_cast<double>(c.end_tick - c.start_tick);
   const double drift = window_rate / c.ns_per_tick - 1;
   if (std::fabs(drift) < 1e-3) return "";
   char buf[160];
@@ -140,17 +140,18 @@ Report StopLocked(Control& control, EventSortingKey key, const std::string& prof
     c.lost_places += counters.lost_places.load(std::memory_order_relaxed);
     for (int place = 0; place < static_cast<int>(c.places.size()); ++place) {
       const internal::RootUsage& root = r->root_usage(place);
-      internal::NoEventUsage u{r->index(),
-                               place,
-                               root.peak.load(std::memory_order_relaxed),
-                               root.alloc_bytes.load(std::memory_order_relaxed),
-                               root.alloc_count.load(std::memory_order_relaxed),
-                               root.free_bytes.load(std::memory_order_relaxed),
-                               root.free_count.load(std::memory_order_relaxed)};
-      if (u.alloc_count > 0 || u.free_count > 0) c.no_event.push_back(u);
+      internal::NoEventUsage u;
+      u.thread = r->index();
+      u.place = place;
+      u.stats.peak_bytes = root.peak.load(std::memory_order_relaxed);
+      u.stats.alloc_bytes = root.alloc_bytes.load(std::memory_order_relaxed);
+      u.stats.alloc_count = root.alloc_count.load(std::memory_order_relaxed);
+      u.stats.free_bytes = root.free_bytes.load(std::memory_order_relaxed);
+      u.stats.free_count = root.free_count.load(std::memory_order_relaxed);
+      if (u.stats.alloc_count > 0 || u.stats.free_count > 0) c.no_event.push_back(u);
     }
-    c.threads.push_back({r->index(), r->os_tid(), r->thread_name(), &r->buffer(),
-                         r->buffer().Size()});
+    c.threads.push_back(
+        {r->index(), r->os_tid(), r->thread_name(), &r->buffer(), r->buffer().Size()});
   }
 
   internal::LiveBlockTable::Get().ForEach([&c, window](const internal::LiveBlock& block) {

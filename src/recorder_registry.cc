@@ -20,9 +20,8 @@ ThreadRecorder* RecorderRegistry::Register(int os_tid, std::string thread_name) 
       return r.get();
     }
   }
-  recorders_.push_back(
-      std::make_unique<ThreadRecorder>(static_cast<int>(recorders_.size()), os_tid,
-                                       std::move(thread_name)));
+  recorders_.push_back(std::make_unique<ThreadRecorder>(static_cast<int>(recorders_.size()), os_tid,
+                                                        std::move(thread_name)));
   return recorders_.back().get();
 }
 

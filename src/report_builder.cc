@@ -116,10 +116,7 @@ void ScanThread(const Collection& c, const ThreadSnapshot& thread, PointerRows* 
       last_row = &(*rows)[key];  // node-based map: the reference survives rehashing
     }
     last_row->Add(duration, duration > children ? duration - children : 0);
-    for (const ScopeMemoryRecord& m : memory) {
-      last_row->AddMemory(m.place, {m.peak_bytes, m.alloc_bytes, m.alloc_count, m.free_bytes,
-                                    m.free_count, 0});
-    }
+    for (const ScopeMemoryRecord& m : memory) last_row->AddMemory(m.place, m.stats);
   }
 }
 
@@ -174,7 +171,8 @@ void AddWarnings(const Collection& c, const LeftOut& left_out, Report* report) {
                 "(FLAGS_paddle_prof_max_buffer_mb) was reached; memory figures are incomplete.");
   }
   if (c.lost_places > 0) {
-    w.push_back(std::to_string(c.lost_places) + " scope memory figure(s) lost: a scope touched "
+    w.push_back(std::to_string(c.lost_places) +
+                " scope memory figure(s) lost: a scope touched "
                 "more than 4 places.");
   }
   if (c.untracked_allocs > 0) {
@@ -186,9 +184,8 @@ void AddWarnings(const Collection& c, const LeftOut& left_out, Report* report) {
   if (c.dropped > 0) {
     w.push_back(Calls(c.dropped) +
                 " not recorded: the event buffer bound (FLAGS_paddle_prof_max_buffer_mb=" +
-                std::to_string(FLAGS_paddle_prof_max_buffer_mb) +
-                ") or the nesting depth bound (" + std::to_string(kMaxScopeDepth) +
-                ") was reached.");
+                std::to_string(FLAGS_paddle_prof_max_buffer_mb) + ") or the nesting depth bound (" +
+                std::to_string(kMaxScopeDepth) + ") was reached.");
   }
 }
 
@@ -199,15 +196,23 @@ double SortValue(const EventRow& row, EventSortingKey key) {
     return static_cast<double>(sum);
   };
   switch (key) {
-    case EventSortingKey::kCalls: return static_cast<double>(row.calls);
-    case EventSortingKey::kSelf: return row.self_ms;
-    case EventSortingKey::kMin: return row.min_ms;
-    case EventSortingKey::kMax: return row.max_ms;
-    case EventSortingKey::kAve: return row.ave_ms;
-    case EventSortingKey::kPeakMemory: return memory_sum(&MemoryStats::peak_bytes);
-    case EventSortingKey::kLiveMemory: return memory_sum(&MemoryStats::live_bytes);
+    case EventSortingKey::kCalls:
+      return static_cast<double>(row.calls);
+    case EventSortingKey::kSelf:
+      return row.self_ms;
+    case EventSortingKey::kMin:
+      return row.min_ms;
+    case EventSortingKey::kMax:
+      return row.max_ms;
+    case EventSortingKey::kAve:
+      return row.ave_ms;
+    case EventSortingKey::kPeakMemory:
+      return memory_sum(&MemoryStats::peak_bytes);
+    case EventSortingKey::kLiveMemory:
+      return memory_sum(&MemoryStats::live_bytes);
     case EventSortingKey::kDefault:
-    case EventSortingKey::kTotal: break;
+    case EventSortingKey::kTotal:
+      break;
   }
   return row.total_ms;
 }
@@ -239,8 +244,7 @@ Report BuildReport(const Collection& c, EventSortingKey key, bool per_thread) {
   // Memory that no call's figures carry: what threads did with no event open, and the
   // blocks still live, each charged to the event open when it was allocated.
   for (const NoEventUsage& u : c.no_event) {
-    merged[{kNoEventName, false, "", per_thread ? u.thread : -1}].AddMemory(
-        u.place, {u.peak_bytes, u.alloc_bytes, u.alloc_count, u.free_bytes, u.free_count, 0});
+    merged[{kNoEventName, false, "", per_thread ? u.thread : -1}].AddMemory(u.place, u.stats);
   }
   for (const LiveBlock& b : c.live_blocks) {
     MemoryStats live;

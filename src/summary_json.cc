@@ -64,7 +64,7 @@ void WritePlace(JsonWriter* w, const PlaceSummary& p) {
     w->BeginObject();
     w->StringField("name", r.name);
     w->Key("tag");
-  w->OptionalString(r.tag);
+    w->OptionalString(r.tag);
     w->IntField("bytes", r.bytes);
     w->EndObject();
   }

@@ -39,15 +39,23 @@ int64_t SumOverPlaces(const EventRow& row, int64_t MemoryStats::*field) {
 
 std::string SortDescription(EventSortingKey key) {
   switch (key) {
-    case EventSortingKey::kCalls: return "number of calls";
-    case EventSortingKey::kSelf: return "self time";
-    case EventSortingKey::kMin: return "minimum time";
-    case EventSortingKey::kMax: return "maximum time";
-    case EventSortingKey::kAve: return "average time";
-    case EventSortingKey::kPeakMemory: return "peak memory";
-    case EventSortingKey::kLiveMemory: return "live memory";
+    case EventSortingKey::kCalls:
+      return "number of calls";
+    case EventSortingKey::kSelf:
+      return "self time";
+    case EventSortingKey::kMin:
+      return "minimum time";
+    case EventSortingKey::kMax:
+      return "maximum time";
+    case EventSortingKey::kAve:
+      return "average time";
+    case EventSortingKey::kPeakMemory:
+      return "peak memory";
+    case EventSortingKey::kLiveMemory:
+      return "live memory";
     case EventSortingKey::kDefault:
-    case EventSortingKey::kTotal: break;
+    case EventSortingKey::kTotal:
+      break;
   }
   return "total time";
 }
@@ -58,7 +66,8 @@ std::string RowLabel(const EventRow& row) {
   label += row.name;
   if (row.tag) {
     // Shapes come bracketed already ("[32, 3, 224, 224]"); other tags get brackets.
-    const bool bracketed = !row.tag->empty() && (row.tag->front() == '[' || row.tag->front() == '(');
+    const bool bracketed =
+        !row.tag->empty() && (row.tag->front() == '[' || row.tag->front() == '(');
     label += bracketed ? " " + *row.tag : " [" + *row.tag + "]";
   }
   return label;
@@ -67,8 +76,8 @@ std::string RowLabel(const EventRow& row) {
 }  // namespace
 
 std::string Report::Table(bool detailed) const {
-  std::vector<std::string> header = {"Event", "Calls", "Total", "Self", "Min.", "Max.", "Ave.",
-                                     "Ratio."};
+  std::vector<std::string> header = {"Event", "Calls", "Total", "Self",
+                                     "Min.",  "Max.",  "Ave.",  "Ratio."};
   if (!places.empty()) {
     header.push_back("Peak Mem.");
     header.push_back("Live Mem.");
@@ -118,7 +127,8 @@ std::string Report::Table(bool detailed) const {
     *out += '\n';
   };
 
-  std::string out = "\n------------------------->     Profiling Report     <-------------------------\n\n";
+  std::string out =
+      "\n------------------------->     Profiling Report     <-------------------------\n\n";
   out += "Place: " + ProfilerStateName(state) + "  Total Time: " + FormatMs(wall_ms) +
          "ms  Sorted by " + SortDescription(sorted_by) + " in descending order";
   out += steps.empty() ? "" : "  Steps: " + std::to_string(steps.size());

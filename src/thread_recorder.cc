@@ -31,8 +31,7 @@ ThreadRecorder* ThreadRecorder::RegisterCurrentThread() {
   if (t_exiting) return nullptr;
   char name[16] = "";
   pthread_getname_np(pthread_self(), name, sizeof(name));
-  ThreadRecorder* r =
-      RecorderRegistry::Get().Register(static_cast<int>(syscall(SYS_gettid)), name);
+  ThreadRecorder* r = RecorderRegistry::Get().Register(static_cast<int>(syscall(SYS_gettid)), name);
   r->buffer_.Reserve();  // fault the first chunk in now, not inside a timed scope
   thread_local ExitNotifier notifier;
   notifier.recorder = r;
@@ -98,8 +97,7 @@ int64_t ThreadRecorder::OpenScopes(uint64_t window) const {
   return open;
 }
 
-void ThreadRecorder::CountForeignEnd(ThreadRecorder* recorder, uint32_t depth,
-                                     const void* owner) {
+void ThreadRecorder::CountForeignEnd(ThreadRecorder* recorder, uint32_t depth, const void* owner) {
   // Only if the slot is still this scope's: its thread may have closed it already.
   const void* expected = owner;
   recorder->stack_[depth].owner.compare_exchange_strong(expected, kAbandoned,
@@ -115,7 +113,8 @@ void ThreadRecorder::FoldMemory(const OpenScope& scope, uint32_t depth, bool emi
     for (int i = 0; i < scope.memory.size(); ++i) {
       const PlaceUsage& u = scope.memory[i];
       EventRecord pair[2];
-      ScopeMemoryRecord{u.place, u.peak, u.alloc_bytes, u.alloc_count, u.free_bytes, u.free_count}
+      ScopeMemoryRecord{u.place,
+                        {u.peak, u.alloc_bytes, u.alloc_count, u.free_bytes, u.free_count, 0}}
           .Encode(pair);
       if (!buffer_.Append(pair[0]) || !buffer_.Append(pair[1])) Bump(counters_.dropped_memory);
     }

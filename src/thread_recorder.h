@@ -18,9 +18,9 @@
 #include "event_buffer.h"
 #include "live_block_table.h"
 #include "name_interner.h"
+#include "paddle_prof/profiler.h"
 #include "place_registry.h"
 #include "scope_memory.h"
-#include "paddle_prof/profiler.h"
 
 namespace paddle_prof::internal {
 
@@ -56,11 +56,11 @@ struct RootUsage {
 // Per-window counts for the report's warnings, written by the owner only, off the
 // common path.
 struct RecorderCounters {
-  std::atomic<int64_t> forced_closes{0};  // ends that closed scopes opened after them
-  std::atomic<int64_t> foreign_ends{0};   // scopes ended on a thread that did not begin them
-  std::atomic<int64_t> dropped{0};        // calls lost to the buffer budget or depth bound
-  std::atomic<int64_t> lost_places{0};    // a scope touched more than ScopeMemory::kSlots
-  std::atomic<int64_t> dropped_memory{0}; // memory records lost to the buffer budget
+  std::atomic<int64_t> forced_closes{0};   // ends that closed scopes opened after them
+  std::atomic<int64_t> foreign_ends{0};    // scopes ended on a thread that did not begin them
+  std::atomic<int64_t> dropped{0};         // calls lost to the buffer budget or depth bound
+  std::atomic<int64_t> lost_places{0};     // a scope touched more than ScopeMemory::kSlots
+  std::atomic<int64_t> dropped_memory{0};  // memory records lost to the buffer budget
 
   void Clear() {
     for (auto* c : {&forced_closes, &foreign_ends, &dropped, &lost_places, &dropped_memory}) {

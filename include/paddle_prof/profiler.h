@@ -56,9 +56,7 @@ namespace internal {
 extern std::atomic<uint64_t> g_window;
 }  // namespace internal
 
-inline bool IsProfilerEnabled() {
-  return internal::g_window.load(std::memory_order_relaxed) != 0;
-}
+inline bool IsProfilerEnabled() { return internal::g_window.load(std::memory_order_relaxed) != 0; }
 
 }  // namespace paddle_prof
 

@@ -2,14 +2,13 @@
 // event per counted call, named thread tracks, steps as ranges.
 #include "chrome_trace.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <map>
-#include <thread>
-
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "paddle_prof/paddle_prof.h"
 #include "test_util.h"

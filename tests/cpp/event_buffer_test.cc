@@ -1,9 +1,9 @@
 // The per-thread record store: chunk crossing, reuse after Clear, the budget.
 #include "event_buffer.h"
 
-#include <memory>
-
 #include <gtest/gtest.h>
+
+#include <memory>
 
 #include "flags.h"
 
@@ -17,8 +17,8 @@ TEST(EventBufferTest, KeepsRecordsAcrossChunkBoundaries) {
   const size_t n = EventBuffer::kRecordsPerChunk + 10;
   for (size_t i = 0; i < n; ++i) ASSERT_TRUE(buffer->Append(Record(i)));
   ASSERT_EQ(buffer->Size(), n);
-  for (const size_t i : {size_t{0}, EventBuffer::kRecordsPerChunk - 1,
-                         EventBuffer::kRecordsPerChunk, n - 1}) {
+  for (const size_t i :
+       {size_t{0}, EventBuffer::kRecordsPerChunk - 1, EventBuffer::kRecordsPerChunk, n - 1}) {
     EXPECT_EQ((*buffer)[i].start, i);
     EXPECT_EQ((*buffer)[i].depth(), 3u);
   }
@@ -37,8 +37,8 @@ TEST(EventBufferTest, ClearKeepsTheMemoryForReuse) {
 
 TEST(EventBufferTest, RefusesRecordsPastTheBudget) {
   gflags::FlagSaver restore_flags;
-  FLAGS_paddle_prof_max_buffer_mb = static_cast<int>(
-      (EventBuffer::ChunksInUse() + 1) * EventBuffer::kChunkBytes >> 20);
+  FLAGS_paddle_prof_max_buffer_mb =
+      static_cast<int>((EventBuffer::ChunksInUse() + 1) * EventBuffer::kChunkBytes >> 20);
   auto buffer = std::make_unique<EventBuffer>();
   for (size_t i = 0; i < EventBuffer::kRecordsPerChunk; ++i) ASSERT_TRUE(buffer->Append(Record(i)));
   EXPECT_FALSE(buffer->Append(Record(0)));

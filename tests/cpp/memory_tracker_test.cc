@@ -2,16 +2,15 @@
 // blocks, frees of old and unknown blocks, threads, steps and the growth explanation.
 #include "memory_tracker.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <fstream>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "flags.h"
 #include "paddle_prof/paddle_prof.h"
@@ -26,7 +25,9 @@ using testing::Row;
 constexpr int64_t kMiB = 1 << 20;
 
 // Fake device addresses for RecordAlloc/RecordFree: never dereferenced.
-const void* Address(uintptr_t n) { return reinterpret_cast<const void*>(0x100000000000 + n * 4096); }
+const void* Address(uintptr_t n) {
+  return reinterpret_cast<const void*>(0x100000000000 + n * 4096);
+}
 
 const MemoryStats& Cpu(const EventRow& row) {
   static const MemoryStats kNone;
@@ -291,8 +292,7 @@ TEST_F(MemoryTest, GrowingCacheIsNamedWithItsTags) {
   ASSERT_EQ(report.steps.size(), 10u);
   EXPECT_EQ(report.steps[9].end_bytes.at("CPU") - report.steps[0].end_bytes.at("CPU"),
             9 * 64 * 1024);
-  EXPECT_EQ(report.steps[0].peak_bytes.at("CPU") - report.steps[0].end_bytes.at("CPU"),
-            128 * 1024);
+  EXPECT_EQ(report.steps[0].peak_bytes.at("CPU") - report.steps[0].end_bytes.at("CPU"), 128 * 1024);
   std::string growth;
   for (const std::string& w : report.warnings) {
     if (w.find("live memory grew") != std::string::npos) growth = w;
@@ -322,8 +322,8 @@ TEST_F(MemoryTest, FlatRunGivesNoGrowthWarning) {
 TEST_F(MemoryTest, MemorySortKeysOrderRows) {
   EnableProfiler(ProfilerState::kCPU);
   std::vector<void*> keep;
-  for (const auto& [name, peak, live] :
-       std::vector<std::tuple<const char*, int, int>>{{"a", 100, 90}, {"b", 300, 10}, {"c", 200, 50}}) {
+  for (const auto& [name, peak, live] : std::vector<std::tuple<const char*, int, int>>{
+           {"a", 100, 90}, {"b", 300, 10}, {"c", 200, 50}}) {
     RecordEvent e(name);
     void* tmp = cpu_.Allocate(peak - live);
     keep.push_back(cpu_.Allocate(live));
@@ -337,8 +337,7 @@ TEST_F(MemoryTest, MemorySortKeysOrderRows) {
 }
 
 TEST_F(MemoryTest, JsonAndTraceCarryTheMemory) {
-  const std::string path =
-      ::testing::TempDir() + "/memory_" + std::to_string(getpid()) + ".json";
+  const std::string path = ::testing::TempDir() + "/memory_" + std::to_string(getpid()) + ".json";
   EnableProfiler(ProfilerState::kCPU);
   void* out;
   {

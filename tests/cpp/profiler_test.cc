@@ -1,14 +1,14 @@
 // The profiler's public life cycle: enable, reset, disable, steps, threads, errors.
 #include "paddle_prof/profiler.h"
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <chrono>
 #include <memory>
 #include <stdexcept>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "flags.h"
 #include "paddle_prof/record_event.h"
@@ -395,12 +395,18 @@ TEST(ProfilerTest, NestingPastTheDepthBoundIsCountedNotCorrupted) {
 
 double TimeKey(const EventRow& row, EventSortingKey key) {
   switch (key) {
-    case EventSortingKey::kCalls: return static_cast<double>(row.calls);
-    case EventSortingKey::kSelf: return row.self_ms;
-    case EventSortingKey::kMin: return row.min_ms;
-    case EventSortingKey::kMax: return row.max_ms;
-    case EventSortingKey::kAve: return row.ave_ms;
-    default: return row.total_ms;
+    case EventSortingKey::kCalls:
+      return static_cast<double>(row.calls);
+    case EventSortingKey::kSelf:
+      return row.self_ms;
+    case EventSortingKey::kMin:
+      return row.min_ms;
+    case EventSortingKey::kMax:
+      return row.max_ms;
+    case EventSortingKey::kAve:
+      return row.ave_ms;
+    default:
+      return row.total_ms;
   }
 }
 

@@ -2,9 +2,9 @@
 // rounding invariants, and sorting by every key.
 #include "report_builder.h"
 
-#include <memory>
-
 #include <gtest/gtest.h>
+
+#include <memory>
 
 #include "test_util.h"
 
@@ -108,8 +108,8 @@ TEST_F(ReportBuilderTest, StepsAreTimedFromTheWindowStartOrThePreviousStep) {
 }
 
 TEST(SortRowsTest, EveryKeyOrdersLargestFirst) {
-  auto row = [](const char* name, int64_t calls, double total, double self, double min,
-                double max, int64_t peak, int64_t live) {
+  auto row = [](const char* name, int64_t calls, double total, double self, double min, double max,
+                int64_t peak, int64_t live) {
     EventRow r;
     r.name = name;
     r.calls = calls;
@@ -122,14 +122,14 @@ TEST(SortRowsTest, EveryKeyOrdersLargestFirst) {
     r.memory["CPU"].live_bytes = live;
     return r;
   };
-  const std::vector<EventRow> rows = {
-      row("a", 1, 9, 1, 9, 9, 10, 300), row("b", 5, 20, 20, 1, 8, 30, 0),
-      row("c", 3, 6, 5, 2, 2, 20, 100)};
+  const std::vector<EventRow> rows = {row("a", 1, 9, 1, 9, 9, 10, 300),
+                                      row("b", 5, 20, 20, 1, 8, 30, 0),
+                                      row("c", 3, 6, 5, 2, 2, 20, 100)};
   const std::map<EventSortingKey, std::string> expected = {
-      {EventSortingKey::kDefault, "bac"}, {EventSortingKey::kCalls, "bca"},
-      {EventSortingKey::kTotal, "bac"},   {EventSortingKey::kSelf, "bca"},
-      {EventSortingKey::kMin, "acb"},     {EventSortingKey::kMax, "abc"},
-      {EventSortingKey::kAve, "abc"},     {EventSortingKey::kPeakMemory, "bca"},
+      {EventSortingKey::kDefault, "bac"},   {EventSortingKey::kCalls, "bca"},
+      {EventSortingKey::kTotal, "bac"},     {EventSortingKey::kSelf, "bca"},
+      {EventSortingKey::kMin, "acb"},       {EventSortingKey::kMax, "abc"},
+      {EventSortingKey::kAve, "abc"},       {EventSortingKey::kPeakMemory, "bca"},
       {EventSortingKey::kLiveMemory, "acb"}};
   for (const auto& [key, order] : expected) {
     std::vector<EventRow> sorted = rows;

@@ -1,13 +1,12 @@
 // The summary JSON: the schema of API.md, the file equal to Report::ToJson(), and
 // numbers that read back exactly.
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
-#include <sstream>
-
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "paddle_prof/paddle_prof.h"
 #include "test_util.h"
@@ -18,8 +17,7 @@ namespace {
 using testing::Row;
 
 TEST(SummaryJsonTest, FileEqualsToJsonAndNumbersRoundTrip) {
-  const std::string path =
-      ::testing::TempDir() + "/summary_" + std::to_string(getpid()) + ".json";
+  const std::string path = ::testing::TempDir() + "/summary_" + std::to_string(getpid()) + ".json";
   EnableProfiler(ProfilerState::kCPU);
   for (int i = 0; i < 1000; ++i) RecordEvent e("tiny");  // about 20 ns each
   {

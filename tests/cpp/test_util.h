@@ -2,13 +2,13 @@
 #ifndef PADDLE_PROF_TESTS_CPP_TEST_UTIL_H_
 #define PADDLE_PROF_TESTS_CPP_TEST_UTIL_H_
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "paddle_prof/report.h"
 
