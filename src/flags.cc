@@ -22,9 +22,6 @@ DEFINE_bool(paddle_prof_memory_timeline, true,
             "Record every tracked allocation and free with its time: what the report's "
             "at_peak and the trace's memory counters are built from. Off, tracking costs "
             "less and those two are left out.");
-DEFINE_int32(paddle_prof_max_live_blocks, 1 << 17,
-             "Tracked blocks that can be live at once; the table is reserved (not touched) "
-             "for twice as many when the first block is tracked.");
 
 namespace paddle_prof::internal {
 
@@ -35,7 +32,7 @@ namespace {
 void ReadFlagsFromEnvironment() {
   for (const char* name : {"paddle_prof_state", "paddle_prof_sorted_key", "paddle_prof_path",
                            "paddle_prof_per_thread", "paddle_prof_max_buffer_mb",
-                           "paddle_prof_max_live_blocks", "paddle_prof_memory_timeline"}) {
+                           "paddle_prof_memory_timeline"}) {
     const char* value = std::getenv(("FLAGS_" + std::string(name)).c_str());
     if (value == nullptr) continue;
     if (gflags::SetCommandLineOption(name, value).empty()) {

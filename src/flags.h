@@ -10,7 +10,6 @@ DECLARE_string(paddle_prof_sorted_key);
 DECLARE_string(paddle_prof_path);
 DECLARE_bool(paddle_prof_per_thread);
 DECLARE_int32(paddle_prof_max_buffer_mb);
-DECLARE_int32(paddle_prof_max_live_blocks);
 DECLARE_bool(paddle_prof_memory_timeline);
 
 #endif  // PADDLE_PROF_SRC_FLAGS_H_

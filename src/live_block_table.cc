@@ -2,46 +2,31 @@
 
 #include <sys/mman.h>
 
-#include <algorithm>
+#include <mutex>
 #include <new>
-
-#include "flags.h"
 
 namespace paddle_prof::internal {
 
 namespace {
 
 constexpr std::memory_order kRelaxed = std::memory_order_relaxed;
+constexpr size_t kFirstTableSlots = size_t{1} << 14;  // 1 MiB of slots, reserved
 
 }  // namespace
 
-LiveBlockTable& LiveBlockTable::Get() {
-  // Twice the slots of the blocks it must hold keeps probe runs short. Leaked: blocks
-  // are freed during exit, after static destructors.
-  static auto* table = new LiveBlockTable(
-      2 * static_cast<size_t>(std::max(FLAGS_paddle_prof_max_live_blocks, 1024)));
-  return *table;
-}
-
-LiveBlockTable::LiveBlockTable(size_t min_slots) {
-  slots_count_ = 1;
-  shift_ = 64;
-  while (slots_count_ < min_slots) {
-    slots_count_ <<= 1;
-    --shift_;
-  }
-  // Straight from mmap: zero pages are a table of empty slots, and untouched ones cost
-  // nothing. Never from malloc, which a preloaded hook would count.
-  void* p = mmap(nullptr, slots_count_ * sizeof(Slot), PROT_READ | PROT_WRITE,
+BlockTable::BlockTable(size_t slots) : count_(slots), shift_(64) {
+  for (size_t n = slots; n > 1; n >>= 1) --shift_;
+  // Straight from mmap: zero pages are empty slots, untouched ones cost nothing, and a
+  // preloaded malloc hook never sees the profiler's own memory.
+  void* p = mmap(nullptr, count_ * sizeof(Slot), PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
-  madvise(p, slots_count_ * sizeof(Slot), MADV_HUGEPAGE);  // random probes: spare the TLB
   slots_ = static_cast<Slot*>(p);
 }
 
-LiveBlockTable::~LiveBlockTable() { munmap(slots_, slots_count_ * sizeof(Slot)); }
+BlockTable::~BlockTable() { munmap(slots_, count_ * sizeof(Slot)); }
 
-void LiveBlockTable::Slot::Write(const LiveBlock& b) {
+void BlockTable::Slot::Write(const LiveBlock& b) {
   size.store(b.size, kRelaxed);
   place_thread_step.store(static_cast<uint64_t>(b.place & 0xff) |
                               static_cast<uint64_t>(static_cast<uint16_t>(b.thread)) << 8 |
@@ -53,7 +38,7 @@ void LiveBlockTable::Slot::Write(const LiveBlock& b) {
   tag.store(b.tag, kRelaxed);
 }
 
-LiveBlock LiveBlockTable::Slot::Read() const {
+LiveBlock BlockTable::Slot::Read() const {
   LiveBlock b;
   b.size = size.load(kRelaxed);
   const uint64_t pts = place_thread_step.load(kRelaxed);
@@ -67,14 +52,13 @@ LiveBlock LiveBlockTable::Slot::Read() const {
   return b;
 }
 
-bool LiveBlockTable::Insert(const void* ptr, const LiveBlock& block) {
+bool BlockTable::Insert(const void* ptr, const LiveBlock& block) {
   const auto key = reinterpret_cast<uintptr_t>(ptr);
-  const size_t mask = slots_count_ - 1;
+  const size_t mask = count_ - 1;
   for (size_t i = Home(key), n = 0; n < kMaxProbe; i = (i + 1) & mask, ++n) {
     Slot& s = slots_[i];
-    uintptr_t k = s.key.load(kRelaxed);
-    if ((k == kEmpty || k == kTombstone) &&
-        s.key.compare_exchange_strong(k, kBusy, std::memory_order_acquire)) {
+    // Only this thread turns a free slot into a used one: no compare-and-swap needed.
+    if (s.key.load(kRelaxed) < kFirstKey) {
       s.Write(block);
       s.key.store(key, std::memory_order_release);  // publishes the fields
       return true;
@@ -83,19 +67,102 @@ bool LiveBlockTable::Insert(const void* ptr, const LiveBlock& block) {
   return false;
 }
 
-bool LiveBlockTable::Remove(const void* ptr, LiveBlock* block) {
+bool BlockTable::Remove(const void* ptr, LiveBlock* block) {
   const auto key = reinterpret_cast<uintptr_t>(ptr);
-  const size_t mask = slots_count_ - 1;
+  const size_t mask = count_ - 1;
   for (size_t i = Home(key), n = 0; n < kMaxProbe; i = (i + 1) & mask, ++n) {
     Slot& s = slots_[i];
-    uintptr_t k = s.key.load(std::memory_order_acquire);
-    if (k == kEmpty) return false;  // never used past here: the block is not in the table
+    const uintptr_t k = s.key.load(std::memory_order_acquire);
+    if (k == kEmpty) return false;  // never used past here: the block is not in this table
     if (k != key) continue;
     *block = s.Read();
-    // A plain store suffices: the block's address cannot be handed out again (and
-    // inserted) before its free is recorded, which is the callers' contract.
-    s.key.store(kTombstone, std::memory_order_relaxed);
+    s.key.store(kTombstone, kRelaxed);
     return true;
+  }
+  return false;
+}
+
+namespace {
+
+// initial-exec: the hot path reads it with one %fs-relative load.
+thread_local LiveBlocks::ThreadTables* t_tables __attribute__((tls_model("initial-exec"))) =
+    nullptr;
+
+std::mutex& RegistryMutex() {
+  static auto* mu = new std::mutex;  // leaked: blocks are freed during exit too
+  return *mu;
+}
+
+std::atomic<LiveBlocks::ThreadTables*> g_first{nullptr};
+
+// Marks the thread's tables retired when it exits, for the next new thread to adopt.
+struct RetireOnExit {
+  LiveBlocks::ThreadTables* tables = nullptr;
+  ~RetireOnExit() {
+    tables->retired.store(true, std::memory_order_release);
+    t_tables = nullptr;
+  }
+};
+
+}  // namespace
+
+LiveBlocks::ThreadTables* LiveBlocks::First() { return g_first.load(std::memory_order_acquire); }
+
+void LiveBlocks::Prefetch(const void* ptr) {
+  if (ThreadTables* t = t_tables) {
+    if (const BlockTable* table = t->newest.load(kRelaxed)) table->Prefetch(ptr);
+  }
+}
+
+bool LiveBlocks::Insert(const void* ptr, const LiveBlock& block) {
+  ThreadTables* t = t_tables;
+  if (t == nullptr) {
+    std::lock_guard<std::mutex> lock(RegistryMutex());
+    ThreadTables* last = nullptr;
+    for (ThreadTables* x = First(); x != nullptr; x = x->next.load(kRelaxed)) {
+      last = x;
+      if (x->retired.load(std::memory_order_acquire)) {
+        x->retired.store(false, kRelaxed);
+        t = x;
+        break;
+      }
+    }
+    if (t == nullptr) {
+      t = new ThreadTables;  // never freed: other threads may be walking the list
+      (last != nullptr ? last->next : g_first).store(t, std::memory_order_release);
+    }
+    thread_local RetireOnExit retire;
+    retire.tables = t;
+    t_tables = t;
+  }
+  BlockTable* table = t->newest.load(kRelaxed);
+  if (table != nullptr && table->Insert(ptr, block)) return true;
+  // Full (or first): a table twice as large takes the new blocks; the older ones keep
+  // theirs until they are freed.
+  try {
+    auto* bigger = new BlockTable(table != nullptr ? 2 * table->slots() : kFirstTableSlots);
+    bigger->older = table;
+    t->newest.store(bigger, std::memory_order_release);
+    return bigger->Insert(ptr, block);
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+}
+
+bool LiveBlocks::Remove(const void* ptr, LiveBlock* block) {
+  ThreadTables* own = t_tables;
+  if (own != nullptr) {
+    for (BlockTable* table = own->newest.load(kRelaxed); table != nullptr; table = table->older) {
+      if (table->Remove(ptr, block)) return true;
+    }
+  }
+  // Allocated on another thread.
+  for (ThreadTables* t = First(); t != nullptr; t = t->next.load(std::memory_order_acquire)) {
+    if (t == own) continue;
+    for (BlockTable* table = t->newest.load(std::memory_order_acquire); table != nullptr;
+         table = table->older) {
+      if (table->Remove(ptr, block)) return true;
+    }
   }
   return false;
 }

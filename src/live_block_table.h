@@ -1,13 +1,16 @@
 // Every tracked block that is still allocated: pointer → size, place and owner (the
 // thread, scope and event that allocated it, the window and step it was allocated in).
-// A free anywhere finds the block's size here; the report charges still-live blocks to
-// their owners.
+// A free on any thread finds the block's size here; the report charges still-live
+// blocks to their owners.
 //
-// Lock-free open addressing: an insert claims a slot with one compare-and-swap, a
-// removal turns the key into a tombstone with another. Probing is bounded
-// (kMaxProbe), so a full neighbourhood makes an insert fail (counted) instead of a
-// search running long; the slots are reserved once (FLAGS_paddle_prof_max_live_blocks)
-// and touched only as they are used.
+// Each allocating thread inserts into tables of its own (open addressing, linear
+// probing), so an insert is plain stores published by one release store: no
+// read-modify-write, nothing shared with other allocating threads. A free looks in the
+// freeing thread's tables first, then in the others' (a block freed by another thread
+// than the one that allocated it), and turns the key into a tombstone with a plain
+// store: a block is freed once, and its address is not handed out again before its
+// free is recorded. A table that fills gets a successor twice its size; slots are
+// reserved with mmap and touched only as they are used.
 #ifndef PADDLE_PROF_SRC_LIVE_BLOCK_TABLE_H_
 #define PADDLE_PROF_SRC_LIVE_BLOCK_TABLE_H_
 
@@ -28,29 +31,27 @@ struct LiveBlock {
   const char* tag = nullptr;
 };
 
-class LiveBlockTable {
+// One table: its owner thread inserts, any thread removes or reads.
+class BlockTable {
  public:
   static constexpr int kMaxProbe = 64;
 
-  static LiveBlockTable& Get();  // sized from FLAGS_paddle_prof_max_live_blocks on first use
+  explicit BlockTable(size_t slots);  // a power of two
+  BlockTable(const BlockTable&) = delete;
+  BlockTable& operator=(const BlockTable&) = delete;
+  ~BlockTable();
 
-  explicit LiveBlockTable(size_t min_slots);
-  LiveBlockTable(const LiveBlockTable&) = delete;
-  LiveBlockTable& operator=(const LiveBlockTable&) = delete;
-  ~LiveBlockTable();
-
-  // Starts loading the slot `ptr` hashes to, so that work done meanwhile hides the miss.
+  bool Insert(const void* ptr, const LiveBlock& block);  // owner only; false when full
+  bool Remove(const void* ptr, LiveBlock* block);
   void Prefetch(const void* ptr) const {
     __builtin_prefetch(&slots_[Home(reinterpret_cast<uintptr_t>(ptr))], 1);
   }
-  bool Insert(const void* ptr, const LiveBlock& block);
-  bool Remove(const void* ptr, LiveBlock* block);
+  size_t slots() const { return count_; }
 
-  // Calls fn(const LiveBlock&) for each block live during the walk; safe while other
-  // threads insert and remove.
+  // Calls fn(const LiveBlock&) for each block live during the walk.
   template <typename Fn>
   void ForEach(Fn&& fn) const {
-    for (size_t i = 0; i < slots_count_; ++i) {
+    for (size_t i = 0; i < count_; ++i) {
       const Slot& s = slots_[i];
       const uintptr_t key = s.key.load(std::memory_order_acquire);
       if (key < kFirstKey) continue;
@@ -59,13 +60,15 @@ class LiveBlockTable {
     }
   }
 
+  // Older, smaller tables of the same thread; written by the owner before publishing.
+  BlockTable* older = nullptr;
+
  private:
   static constexpr uintptr_t kEmpty = 0;
   static constexpr uintptr_t kTombstone = 1;
-  static constexpr uintptr_t kBusy = 2;  // claimed, fields being written
-  static constexpr uintptr_t kFirstKey = 3;
+  static constexpr uintptr_t kFirstKey = 2;
 
-  // Fields are atomics so that the collector may read a slot while it is reused.
+  // Fields are atomics so that other threads may read a slot while it is reused.
   struct alignas(64) Slot {
     std::atomic<uintptr_t> key;
     std::atomic<int64_t> size;
@@ -83,9 +86,49 @@ class LiveBlockTable {
   }
 
   Slot* slots_;
-  size_t slots_count_;  // a power of two
+  size_t count_;
   int shift_;
 };
+
+// All live blocks, across threads.
+class LiveBlocks {
+ public:
+  // On the allocating thread. False when no memory could be had for a table.
+  static bool Insert(const void* ptr, const LiveBlock& block);
+  static bool Remove(const void* ptr, LiveBlock* block);
+  // Starts loading the slot `ptr` would take in this thread's table.
+  static void Prefetch(const void* ptr);
+  // Every block live during the walk; safe while other threads allocate and free.
+  template <typename Fn>
+  static void ForEach(Fn&& fn) {
+    ForEachTable([&fn](const BlockTable& table) { table.ForEach(fn); });
+  }
+
+  struct ThreadTables;
+
+ private:
+  template <typename Fn>
+  static void ForEachTable(Fn&& fn);
+  static ThreadTables* First();
+};
+
+// The tables of one thread (or of threads that exited: a new thread adopts them, so
+// their blocks stay findable while memory stays bounded).
+struct LiveBlocks::ThreadTables {
+  std::atomic<BlockTable*> newest{nullptr};
+  std::atomic<bool> retired{false};
+  std::atomic<ThreadTables*> next{nullptr};  // the registry's list, append-only
+};
+
+template <typename Fn>
+void LiveBlocks::ForEachTable(Fn&& fn) {
+  for (ThreadTables* t = First(); t != nullptr; t = t->next.load(std::memory_order_acquire)) {
+    for (const BlockTable* table = t->newest.load(std::memory_order_acquire); table != nullptr;
+         table = table->older) {
+      fn(*table);
+    }
+  }
+}
 
 }  // namespace paddle_prof::internal
 

@@ -20,15 +20,14 @@ int64_t UntrackedAllocs() { return g_untracked_allocs.load(std::memory_order_rel
 
 void TrackAlloc(int place, const void* ptr, size_t bytes) {
   if (place < 0 || ptr == nullptr) return;
-  LiveBlockTable& table = LiveBlockTable::Get();
-  table.Prefetch(ptr);
+  LiveBlocks::Prefetch(ptr);
   LiveBlock block;
   block.size = static_cast<int64_t>(bytes);
   block.place = place;
   const uint64_t window = g_window.load(std::memory_order_acquire);
   ThreadRecorder* recorder = window != 0 ? ThreadRecorder::Current() : nullptr;
   if (recorder != nullptr) recorder->SetOwner(window, &block);
-  if (!table.Insert(ptr, block)) {
+  if (!LiveBlocks::Insert(ptr, block)) {
     g_untracked_allocs.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -39,7 +38,7 @@ void TrackAlloc(int place, const void* ptr, size_t bytes) {
 void TrackFree(int place, const void* ptr) {
   if (ptr == nullptr) return;
   LiveBlock block;
-  if (!LiveBlockTable::Get().Remove(ptr, &block)) {
+  if (!LiveBlocks::Remove(ptr, &block)) {
     if (place >= 0) PlaceCountersAt(place).untracked_frees.fetch_add(1, std::memory_order_relaxed);
     return;
   }

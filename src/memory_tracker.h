@@ -14,7 +14,7 @@ namespace paddle_prof::internal {
 void TrackAlloc(int place, const void* ptr, size_t bytes);
 void TrackFree(int place, const void* ptr);
 
-// Blocks that found no slot in the live-block table (it is full): never tracked.
+// Blocks the live-block table had no memory for: never tracked.
 int64_t UntrackedAllocs();
 
 }  // namespace paddle_prof::internal

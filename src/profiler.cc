@@ -154,7 +154,7 @@ Report StopLocked(Control& control, EventSortingKey key, const std::string& prof
         {r->index(), r->os_tid(), r->thread_name(), &r->buffer(), r->buffer().Size()});
   }
 
-  internal::LiveBlockTable::Get().ForEach([&c, window](const internal::LiveBlock& block) {
+  internal::LiveBlocks::ForEach([&c, window](const internal::LiveBlock& block) {
     if (block.window == window) c.live_blocks.push_back(block);
   });
 

@@ -177,9 +177,7 @@ void AddWarnings(const Collection& c, const LeftOut& left_out, Report* report) {
   }
   if (c.untracked_allocs > 0) {
     w.push_back(std::to_string(c.untracked_allocs) +
-                " block(s) not tracked: the live-block table is full "
-                "(FLAGS_paddle_prof_max_live_blocks=" +
-                std::to_string(FLAGS_paddle_prof_max_live_blocks) + ").");
+                " block(s) not tracked: no memory could be had for the live-block table.");
   }
   if (c.dropped > 0) {
     w.push_back(Calls(c.dropped) +
