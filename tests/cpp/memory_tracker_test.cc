@@ -396,6 +396,29 @@ TEST_F(MemoryTest, WithoutTheTimelineFiguresStayExactAndAtPeakIsLeftOut) {
   cpu_.Free(weights);
 }
 
+TEST_F(MemoryTest, ManyLiveBlocksGrowTheTableAndStayFindable) {
+  constexpr int kBlocks = 100000;  // several times the first table's slots
+  const Place gpu = CUDAPlace(1);
+  EnableProfiler(ProfilerState::kCPU);
+  {
+    RecordEvent e("many");
+    for (int i = 0; i < kBlocks; ++i) RecordAlloc(gpu, Address(i), 8);
+  }
+  std::thread([&] {  // frees from another thread search every thread's tables
+    RecordEvent e("free_many");
+    for (int i = 0; i < kBlocks; i += 2) RecordFree(gpu, Address(i));
+  }).join();
+  for (int i = 1; i < kBlocks; i += 2) RecordFree(gpu, Address(i));
+  const Report report = StopProfiler();
+  EXPECT_EQ(Row(report, "many").memory.at("CUDA:1").alloc_bytes, 8 * kBlocks);
+  EXPECT_EQ(Row(report, "many").memory.at("CUDA:1").peak_bytes, 8 * kBlocks);
+  EXPECT_EQ(Row(report, "free_many").memory.at("CUDA:1").free_count, kBlocks / 2);
+  EXPECT_EQ(PlaceOf(report, "CUDA:1").peak_bytes, 8 * kBlocks);
+  EXPECT_EQ(PlaceOf(report, "CUDA:1").end_bytes, 0);
+  EXPECT_EQ(PlaceOf(report, "CUDA:1").untracked_frees, 0);
+  EXPECT_TRUE(report.warnings.empty()) << report.warnings[0];
+}
+
 TEST_F(MemoryTest, FourThreadsAllocatingAndFreeingConcurrently) {
   EnableProfiler(ProfilerState::kCPU);
   std::mutex mu;
