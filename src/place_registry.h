@@ -18,11 +18,12 @@ namespace paddle_prof::internal {
 constexpr int kMaxPlaces = 16;
 
 // One shared atomic add and, on a new high, a compare-and-swap: the price of an exact
-// peak of a sum over threads. Padded so two places never share a cache line.
+// peak of a sum over threads. The peak has a cache line of its own: threads only read
+// it until a new high, while `live` changes with every block.
 struct alignas(64) PlaceCounters {
   std::atomic<int64_t> live{0};
-  std::atomic<int64_t> step_peak{0};
   std::atomic<int64_t> untracked_frees{0};
+  alignas(64) std::atomic<int64_t> step_peak{0};
 
   void Add(int64_t bytes) {
     const int64_t now = live.fetch_add(bytes, std::memory_order_relaxed) + bytes;

@@ -81,8 +81,8 @@ class ScopeMemory {
   }
 
  private:
+  int used_ = 0;  // first: read and cleared by every scope, next to its other hot fields
   PlaceUsage slots_[kSlots];
-  int used_ = 0;
 };
 
 }  // namespace paddle_prof::internal

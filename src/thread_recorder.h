@@ -24,7 +24,9 @@
 
 namespace paddle_prof::internal {
 
-struct OpenScope {
+// Aligned, so that what every scope touches (everything before `memory`, and the
+// memory's slot count) shares one cache line.
+struct alignas(64) OpenScope {
   const char* name;
   const char* tag;
   uint64_t start;
