@@ -107,6 +107,47 @@ std::string ClockWarning(const internal::Collection& c, uint64_t window_ns) {
   return buf;
 }
 
+// What one thread recorded in `window`: its records (read in place) and its counts.
+void CollectRecorder(const internal::ThreadRecorder& r, uint64_t window, internal::Collection* c) {
+  const internal::RecorderCounters& counters = r.counters();
+  c->open += r.OpenScopes(window);
+  c->forced_closes += counters.forced_closes.load(std::memory_order_relaxed);
+  c->foreign_ends += counters.foreign_ends.load(std::memory_order_relaxed);
+  c->dropped += counters.dropped.load(std::memory_order_relaxed);
+  c->dropped_memory += counters.dropped_memory.load(std::memory_order_relaxed);
+  c->lost_places += counters.lost_places.load(std::memory_order_relaxed);
+  for (int place = 0; place < static_cast<int>(c->places.size()); ++place) {
+    const internal::RootUsage& root = r.root_usage(place);
+    internal::NoEventUsage u;
+    u.thread = r.index();
+    u.place = place;
+    u.stats.peak_bytes = root.peak.load(std::memory_order_relaxed);
+    u.stats.alloc_bytes = root.alloc_bytes.load(std::memory_order_relaxed);
+    u.stats.alloc_count = root.alloc_count.load(std::memory_order_relaxed);
+    u.stats.free_bytes = root.free_bytes.load(std::memory_order_relaxed);
+    u.stats.free_count = root.free_count.load(std::memory_order_relaxed);
+    if (u.stats.alloc_count > 0 || u.stats.free_count > 0) c->no_event.push_back(u);
+  }
+  c->threads.push_back({r.index(), r.os_tid(), r.thread_name(), &r.buffer(), r.buffer().Size()});
+}
+
+// The trace at `path`, the summary beside it; a file that cannot be written is logged.
+void WriteProfileFiles(const internal::Collection& c, const Report& report,
+                       const std::string& path) {
+  std::string error;
+  if (!internal::WriteChromeTrace(c, path, &error)) {
+    LOG(ERROR) << "paddle_prof: cannot write the trace to '" << path << "': " << error;
+  }
+  const std::string summary_path = path + ".summary.json";
+  FILE* f = std::fopen(summary_path.c_str(), "w");
+  const std::string json = report.ToJson();
+  const bool written = f != nullptr && std::fwrite(json.data(), 1, json.size(), f) == json.size();
+  if (f == nullptr || std::fclose(f) != 0 || !written) {
+    LOG(ERROR) << "paddle_prof: cannot write the summary to '" << summary_path
+               << "': " << std::strerror(errno);
+  }
+}
+
 Report StopLocked(Control& control, EventSortingKey key, const std::string& profile_path) {
   const uint64_t window = g_window.load(std::memory_order_relaxed);
   if (window == 0) throw std::logic_error("paddle_prof: the profiler is not enabled");
@@ -130,49 +171,14 @@ Report StopLocked(Control& control, EventSortingKey key, const std::string& prof
   std::unique_lock<std::mutex> registry_lock;
   for (const internal::ThreadRecorder* r :
        internal::RecorderRegistry::Get().LockAll(&registry_lock)) {
-    if (r->window() != window) continue;  // nothing recorded since the window opened
-    const internal::RecorderCounters& counters = r->counters();
-    c.open += r->OpenScopes(window);
-    c.forced_closes += counters.forced_closes.load(std::memory_order_relaxed);
-    c.foreign_ends += counters.foreign_ends.load(std::memory_order_relaxed);
-    c.dropped += counters.dropped.load(std::memory_order_relaxed);
-    c.dropped_memory += counters.dropped_memory.load(std::memory_order_relaxed);
-    c.lost_places += counters.lost_places.load(std::memory_order_relaxed);
-    for (int place = 0; place < static_cast<int>(c.places.size()); ++place) {
-      const internal::RootUsage& root = r->root_usage(place);
-      internal::NoEventUsage u;
-      u.thread = r->index();
-      u.place = place;
-      u.stats.peak_bytes = root.peak.load(std::memory_order_relaxed);
-      u.stats.alloc_bytes = root.alloc_bytes.load(std::memory_order_relaxed);
-      u.stats.alloc_count = root.alloc_count.load(std::memory_order_relaxed);
-      u.stats.free_bytes = root.free_bytes.load(std::memory_order_relaxed);
-      u.stats.free_count = root.free_count.load(std::memory_order_relaxed);
-      if (u.stats.alloc_count > 0 || u.stats.free_count > 0) c.no_event.push_back(u);
-    }
-    c.threads.push_back(
-        {r->index(), r->os_tid(), r->thread_name(), &r->buffer(), r->buffer().Size()});
+    if (r->window() == window) CollectRecorder(*r, window, &c);
   }
-
   internal::LiveBlocks::ForEach([&c, window](const internal::LiveBlock& block) {
     if (block.window == window) c.live_blocks.push_back(block);
   });
 
   Report report = internal::BuildReport(c, key, FLAGS_paddle_prof_per_thread);
-  if (!profile_path.empty()) {
-    std::string error;
-    if (!internal::WriteChromeTrace(c, profile_path, &error)) {
-      LOG(ERROR) << "paddle_prof: cannot write the trace to '" << profile_path << "': " << error;
-    }
-    const std::string summary_path = profile_path + ".summary.json";
-    FILE* f = std::fopen(summary_path.c_str(), "w");
-    const std::string json = report.ToJson();
-    const bool written = f != nullptr && std::fwrite(json.data(), 1, json.size(), f) == json.size();
-    if (f == nullptr || std::fclose(f) != 0 || !written) {
-      LOG(ERROR) << "paddle_prof: cannot write the summary to '" << summary_path
-                 << "': " << std::strerror(errno);
-    }
-  }
+  if (!profile_path.empty()) WriteProfileFiles(c, report, profile_path);
   return report;
 }
 
