@@ -38,18 +38,16 @@ void BlockTable::Slot::Write(const LiveBlock& b) {
   tag.store(b.tag, kRelaxed);
 }
 
-LiveBlock BlockTable::Slot::Read() const {
-  LiveBlock b;
-  b.size = size.load(kRelaxed);
+void BlockTable::Slot::Read(LiveBlock* b) const {
+  b->size = size.load(kRelaxed);
   const uint64_t pts = place_thread_step.load(kRelaxed);
-  b.place = static_cast<int>(pts & 0xff);
-  b.thread = static_cast<int16_t>((pts >> 8) & 0xffff);
-  b.step = static_cast<int>(static_cast<uint32_t>(pts >> 24));
-  b.serial = serial.load(kRelaxed);
-  b.window = window.load(kRelaxed);
-  b.name = name.load(kRelaxed);
-  b.tag = tag.load(kRelaxed);
-  return b;
+  b->place = static_cast<int>(pts & 0xff);
+  b->thread = static_cast<int16_t>((pts >> 8) & 0xffff);
+  b->step = static_cast<int>(static_cast<uint32_t>(pts >> 24));
+  b->serial = serial.load(kRelaxed);
+  b->window = window.load(kRelaxed);
+  b->name = name.load(kRelaxed);
+  b->tag = tag.load(kRelaxed);
 }
 
 bool BlockTable::Insert(const void* ptr, const LiveBlock& block) {
@@ -75,7 +73,7 @@ bool BlockTable::Remove(const void* ptr, LiveBlock* block) {
     const uintptr_t k = s.key.load(std::memory_order_acquire);
     if (k == kEmpty) return false;  // never used past here: the block is not in this table
     if (k != key) continue;
-    *block = s.Read();
+    s.Read(block);
     s.key.store(kTombstone, kRelaxed);
     return true;
   }

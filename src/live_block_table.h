@@ -55,7 +55,8 @@ class BlockTable {
       const Slot& s = slots_[i];
       const uintptr_t key = s.key.load(std::memory_order_acquire);
       if (key < kFirstKey) continue;
-      LiveBlock block = s.Read();
+      LiveBlock block;
+      s.Read(&block);
       if (s.key.load(std::memory_order_acquire) == key) fn(block);  // unchanged meanwhile
     }
   }
@@ -78,7 +79,8 @@ class BlockTable {
     std::atomic<const char*> name;
     std::atomic<const char*> tag;
     void Write(const LiveBlock& b);
-    LiveBlock Read() const;
+    // Into the caller's block: a copy out of a fresh temporary stalls on store forwarding.
+    void Read(LiveBlock* b) const;
   };
 
   size_t Home(uintptr_t key) const {
