@@ -26,12 +26,12 @@ class CMakeBuild(build_ext):
             "cmake", "-S", str(ROOT), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release",
             f"-DPython_EXECUTABLE={sys.executable}", "-DPADDLE_PROF_BUILD_TESTS=OFF",
             "-DPADDLE_PROF_BUILD_BENCHMARKS=OFF", "-DPADDLE_PROF_BUILD_EXAMPLES=OFF"])
-        subprocess.check_call(["cmake", "--build", str(build_dir), "--target", "_core",
-                               "-j", str(os.cpu_count() or 1)])
+        subprocess.check_call(["cmake", "--build", str(build_dir), "-j", str(os.cpu_count() or 1)])
         built = build_dir / "python" / "paddle_prof"
         target.parent.mkdir(parents=True, exist_ok=True)
+        # The extensions (_core, and _torch_bridge where Torch was found) and the library.
         for f in built.iterdir():
-            if f.name.startswith(("_core", "libpaddle_prof")):
+            if f.name.startswith(("_", "libpaddle_prof")) and not f.name.endswith(".py"):
                 shutil.copy2(f, target.parent / f.name)
 
 

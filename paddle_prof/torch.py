@@ -1,0 +1,59 @@
+"""paddle_prof for PyTorch: every ATen op an event, every CPU tensor's memory tracked.
+
+Example::
+
+    import paddle_prof.torch
+
+    with paddle_prof.torch.profiler('CPU', 'total', record_shapes=True) as prof:
+        for it in range(10):
+            if it == 2:
+                paddle_prof.reset_profiler()
+            loss = model(x).sum()
+            loss.backward()
+            optimizer.step()
+            paddle_prof.mark_step()
+    # rows such as aten::conv2d [[32, 1, 28, 28], [8, 1, 3, 3], [8], [], [], [], []]
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Optional, TextIO
+
+import torch  # noqa: F401  (loads libtorch before the bridge that links it)
+
+from paddle_prof.profiler import profiler as _base_profiler
+
+try:
+    from paddle_prof import _torch_bridge
+except ImportError as e:  # built without libtorch-dev
+    raise ImportError("paddle_prof was built without PyTorch support (CMake did not find "
+                      "Torch; install libtorch-dev and rebuild)") from e
+
+
+class profiler(_base_profiler):  # noqa: N801 (the API's name)
+    """paddle_prof.profiler for PyTorch programs: the same arguments plus
+    ``record_shapes``, which tags each op with its input shapes (a row per shape, as
+    torch's group_by_input_shape)."""
+
+    def __init__(self, state: str = "CPU", sorted_key: Optional[str] = None,
+                 profile_path: Optional[str] = None, record_shapes: bool = False, *,
+                 per_thread: bool = False, stream: Optional[TextIO] = None) -> None:
+        super().__init__(state, sorted_key, profile_path, per_thread=per_thread, stream=stream)
+        self.record_shapes = record_shapes
+
+    def __enter__(self) -> "profiler":
+        if not _torch_bridge.install(bool(self.record_shapes)):
+            warnings.warn("paddle_prof.torch: c10's CPU allocator could not be wrapped; "
+                          "ops are profiled but tensor memory is not tracked", RuntimeWarning)
+        try:
+            return super().__enter__()
+        except BaseException:
+            _torch_bridge.remove_callback()
+            raise
+
+    def __exit__(self, *exc_info: object) -> bool:
+        try:
+            return super().__exit__(*exc_info)
+        finally:
+            _torch_bridge.remove_callback()

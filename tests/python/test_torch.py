@@ -1,0 +1,108 @@
+"""paddle_prof.torch on Debian's PyTorch: ATen ops as events, CPU tensors tracked."""
+
+import io
+import subprocess
+import sys
+import textwrap
+import threading
+
+import pytest
+
+torch = pytest.importorskip('torch', reason='PyTorch (python3-torch) is not installed')
+pytest.importorskip('paddle_prof._torch_bridge',
+                    reason='paddle_prof was built without Torch (libtorch-dev)')
+
+import paddle_prof  # noqa: E402
+import paddle_prof.torch  # noqa: E402
+
+
+def calls(report, name, tag=None):
+    return sum(e.calls for e in report.events if e.name == name and (tag is None or e.tag == tag))
+
+
+def test_op_calls_match_a_hand_count():
+    x = torch.ones(4, 4)
+    a, b = torch.ones(4, 5), torch.ones(5, 6)
+    with paddle_prof.torch.profiler('CPU', stream=io.StringIO()) as prof:
+        for _ in range(5):
+            x = x + 1
+        for _ in range(3):
+            torch.mm(a, b)
+    assert calls(prof.report, 'aten::add') == 5
+    assert calls(prof.report, 'aten::mm') == 3
+    assert float(x[0, 0]) == 6.0
+
+
+def test_record_shapes_tags_ops_with_their_input_shapes():
+    a, b = torch.ones(4, 5), torch.ones(5, 6)
+    with paddle_prof.torch.profiler('CPU', record_shapes=True, stream=io.StringIO()) as prof:
+        torch.mm(a, b)
+        torch.mm(b.t(), a.t())
+    assert calls(prof.report, 'aten::mm', '[[4, 5], [5, 6]]') == 1
+    assert calls(prof.report, 'aten::mm', '[[6, 5], [5, 4]]') == 1
+
+
+def test_torch_empty_of_a_known_size_is_exact():
+    with paddle_prof.torch.profiler('CPU', stream=io.StringIO()) as prof:
+        x = torch.empty(1000, 784, dtype=torch.float32)
+    empty = next(e for e in prof.report.events if e.name == 'aten::empty')
+    assert empty.calls == 1
+    assert empty.memory['CPU'] == {'peak_bytes': 3136000, 'alloc_bytes': 3136000,
+                                   'alloc_count': 1, 'free_bytes': 0, 'free_count': 0,
+                                   'live_bytes': 3136000}
+    del x
+
+
+def test_ops_on_intra_op_threads_and_a_second_python_thread_are_recorded():
+    torch.set_num_threads(2)
+    big = torch.ones(512, 512)
+
+    def work():
+        for _ in range(4):
+            torch.mm(big, big)
+
+    with paddle_prof.torch.profiler('CPU', per_thread=True, stream=io.StringIO()) as prof:
+        t = threading.Thread(target=work)
+        t.start()
+        work()
+        t.join()
+    mm_rows = [e for e in prof.report.events if e.name == 'aten::mm']
+    assert sum(e.calls for e in mm_rows) == 8
+    assert len({e.thread for e in mm_rows}) == 2
+
+
+def test_a_training_step_with_onednn_runs_and_reports_memory():
+    model = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3), torch.nn.ReLU(), torch.nn.Flatten(),
+                                torch.nn.Linear(4 * 26 * 26, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x = torch.randn(8, 1, 28, 28)
+    with paddle_prof.torch.profiler('CPU', 'peak_memory', stream=io.StringIO()) as prof:
+        for _ in range(3):
+            loss = model(x).sum()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            paddle_prof.mark_step()
+    assert calls(prof.report, 'aten::conv2d') == 3
+    assert calls(prof.report, 'aten::convolution_backward') == 3
+    assert prof.report.events[0].memory['CPU']['peak_bytes'] > 0
+    assert len(prof.report.steps) == 3
+    # After the window, ops cost nothing extra and the allocator keeps working.
+    assert float(model(x).sum()) == float(model(x).sum())
+
+
+def test_tensors_made_before_the_wrapper_are_freed_safely():
+    script = textwrap.dedent('''
+        import io, torch, paddle_prof, paddle_prof.torch
+        early = [torch.ones(256, 256) for _ in range(4)]
+        with paddle_prof.torch.profiler('CPU', stream=io.StringIO()) as prof:
+            del early[:2]                      # freed by their original deleter
+            late = torch.ones(256, 256)
+        del early, late
+        assert prof.report.places[0].untracked_frees == 0
+        print('ok')
+    ''')
+    result = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == 'ok'
