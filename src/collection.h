@@ -39,6 +39,7 @@ struct Collection {
   std::vector<uint64_t> step_ticks;                             // one per MarkStep(), in order
   std::vector<std::map<std::string, int64_t>> step_peak_bytes;  // per step, by place name
   std::vector<std::map<std::string, int64_t>> step_end_bytes;
+  std::vector<std::map<std::string, int64_t>> step_process;  // ReadProcessMemory() per step
   std::vector<PlaceSummary> places;  // by place index; at_peak left to the report builder
   std::vector<NoEventUsage> no_event;
   std::vector<LiveBlock> live_blocks;  // allocated in the window and still live

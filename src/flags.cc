@@ -30,9 +30,9 @@ namespace {
 // gflags reads only the command line, which a library does not own: each flag is
 // also taken from the environment variable FLAGS_<name>, through gflags' own parser.
 void ReadFlagsFromEnvironment() {
-  for (const char* name : {"paddle_prof_state", "paddle_prof_sorted_key", "paddle_prof_path",
-                           "paddle_prof_per_thread", "paddle_prof_max_buffer_mb",
-                           "paddle_prof_memory_timeline"}) {
+  for (const char* name :
+       {"paddle_prof_state", "paddle_prof_sorted_key", "paddle_prof_path", "paddle_prof_per_thread",
+        "paddle_prof_max_buffer_mb", "paddle_prof_memory_timeline"}) {
     const char* value = std::getenv(("FLAGS_" + std::string(name)).c_str());
     if (value == nullptr) continue;
     if (gflags::SetCommandLineOption(name, value).empty()) {

@@ -112,4 +112,33 @@ std::string MemoryGrowthWarning(const Collection& c) {
   return text + ".";
 }
 
+std::string ProcessGrowthWarning(const Collection& c) {
+  auto series = [&c](const std::string& figure) {
+    std::vector<int64_t> values;
+    for (const auto& step : c.step_process) {
+      const auto it = step.find(figure);
+      if (it == step.end()) return std::vector<int64_t>();
+      values.push_back(it->second);
+    }
+    return values;
+  };
+  const std::vector<int64_t> rss = series("rss_bytes");
+  if (!GrowsAsATrend(rss)) return "";
+  auto growth = [](const std::vector<int64_t>& v) { return v.empty() ? 0 : v.back() - v.front(); };
+  int64_t tracked = 0;
+  if (!c.step_end_bytes.empty()) {
+    for (const auto& [place, bytes] : c.step_end_bytes.back()) tracked += bytes;
+    for (const auto& [place, bytes] : c.step_end_bytes.front()) tracked -= bytes;
+  }
+  const int64_t in_use = growth(series("heap_in_use_bytes"));
+  const int64_t kept = growth(series("heap_free_bytes"));
+  const int64_t mapped = growth(series("malloc_mmap_bytes"));
+  const int64_t total = growth(rss);
+  return "the process's resident memory grew over " + std::to_string(rss.size()) + " steps by " +
+         Bytes(total) + ": malloc heap in use " + Bytes(in_use) + " (of which tracked places " +
+         Bytes(tracked) + "), freed but kept by malloc " + Bytes(kept) +
+         ", malloc's own mappings " + Bytes(mapped) + ", the rest (" +
+         Bytes(total - in_use - kept - mapped) + ") outside malloc: code, stacks, other mappings.";
+}
+
 }  // namespace paddle_prof::internal

@@ -15,6 +15,11 @@ namespace paddle_prof::internal {
 // The warning's text, or "" when live memory does not grow over the steps.
 std::string MemoryGrowthWarning(const Collection& collection);
 
+// When the process's resident memory grows as a trend over the steps: how much of it
+// is malloc's heap in use (and of that, tracked), freed but kept by malloc, malloc's
+// mappings, and the rest. "" otherwise.
+std::string ProcessGrowthWarning(const Collection& collection);
+
 }  // namespace paddle_prof::internal
 
 #endif  // PADDLE_PROF_SRC_MEMORY_GROWTH_H_

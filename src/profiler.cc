@@ -19,6 +19,7 @@
 #include "live_block_table.h"
 #include "memory_tracker.h"
 #include "place_registry.h"
+#include "process_memory.h"
 #include "profiler_control.h"
 #include "recorder_registry.h"
 #include "report_builder.h"
@@ -47,6 +48,7 @@ struct Control {
   std::vector<uint64_t> step_ticks;
   std::vector<std::map<std::string, int64_t>> step_peak_bytes;
   std::vector<std::map<std::string, int64_t>> step_end_bytes;
+  std::vector<std::map<std::string, int64_t>> step_process;
   int64_t untracked_allocs_at_start = 0;
 };
 
@@ -61,6 +63,7 @@ void OpenWindow(Control& control) {
   control.step_ticks.clear();
   control.step_peak_bytes.clear();
   control.step_end_bytes.clear();
+  control.step_process.clear();
   g_steps_in_window.store(0, std::memory_order_relaxed);
   g_memory_timeline.store(FLAGS_paddle_prof_memory_timeline, std::memory_order_relaxed);
   control.untracked_allocs_at_start = internal::UntrackedAllocs();
@@ -162,6 +165,7 @@ Report StopLocked(Control& control, EventSortingKey key, const std::string& prof
   c.step_ticks = std::move(control.step_ticks);
   c.step_peak_bytes = std::move(control.step_peak_bytes);
   c.step_end_bytes = std::move(control.step_end_bytes);
+  c.step_process = std::move(control.step_process);
   c.places = internal::ClosePlaceWindow();
   c.untracked_allocs = internal::UntrackedAllocs() - control.untracked_allocs_at_start;
   if (std::string w = ClockWarning(c, end_ns - control.start_ns); !w.empty()) {
@@ -232,6 +236,7 @@ void MarkStep() {
   control.step_ticks.push_back(Clock::Now());
   internal::ClosePlaceStep(&control.step_peak_bytes.emplace_back(),
                            &control.step_end_bytes.emplace_back());
+  control.step_process.push_back(internal::ReadProcessMemory());
   g_steps_in_window.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -162,8 +162,8 @@ void AddWarnings(const Collection& c, const LeftOut& left_out, Report* report) {
                 " scope(s) ended on a thread other than the one that began them; they are left "
                 "out.");
   }
-  if (std::string growth = MemoryGrowthWarning(c); !growth.empty()) {
-    w.push_back(std::move(growth));
+  for (std::string growth : {MemoryGrowthWarning(c), ProcessGrowthWarning(c)}) {
+    if (!growth.empty()) w.push_back(std::move(growth));
   }
   if (c.dropped_memory > 0) {
     w.push_back(std::to_string(c.dropped_memory) +
@@ -278,6 +278,7 @@ Report BuildReport(const Collection& c, EventSortingKey key, bool per_thread) {
     step.wall_ms = c.TicksToMs(c.step_ticks[i] - step_start);
     if (i < c.step_peak_bytes.size()) step.peak_bytes = c.step_peak_bytes[i];
     if (i < c.step_end_bytes.size()) step.end_bytes = c.step_end_bytes[i];
+    if (i < c.step_process.size()) step.process = c.step_process[i];
     step_start = c.step_ticks[i];
     report.steps.push_back(std::move(step));
   }

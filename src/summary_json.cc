@@ -106,6 +106,8 @@ std::string Report::ToJson() const {
     WriteBytesByPlace(&w, s.peak_bytes);
     w.Key("end_bytes");
     WriteBytesByPlace(&w, s.end_bytes);
+    w.Key("process");
+    WriteBytesByPlace(&w, s.process);
     w.EndObject();
   }
   w.EndArray();

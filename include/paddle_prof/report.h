@@ -86,6 +86,9 @@ struct StepSummary {
   double wall_ms = 0;
   std::map<std::string, int64_t> peak_bytes;  // by place name
   std::map<std::string, int64_t> end_bytes;
+  // The process at the step's end: "rss_bytes", "heap_in_use_bytes", "heap_free_bytes"
+  // (freed but kept by malloc), "malloc_mmap_bytes".
+  std::map<std::string, int64_t> process;
 };
 
 class Report {

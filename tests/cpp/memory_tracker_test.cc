@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -316,7 +318,38 @@ TEST_F(MemoryTest, FlatRunGivesNoGrowthWarning) {
   RunCacheSteps(&cpu_, /*evict_each_step=*/true, &cache);
   const Report report = StopProfiler();
   EXPECT_FALSE(HasWarning(report, "live memory grew")) << report.Table();
+  EXPECT_FALSE(HasWarning(report, "resident memory grew")) << report.Table();
   EXPECT_EQ(report.steps.size(), 10u);
+}
+
+TEST_F(MemoryTest, ProcessGrowthIsBrokenIntoItsParts) {
+  std::vector<void*> untracked;  // plain malloc: seen only in the process figures
+  EnableProfiler(ProfilerState::kCPU);
+  for (int step = 0; step < 10; ++step) {
+    for (int i = 0; i < 16; ++i) {
+      untracked.push_back(std::malloc(64 * 1024));
+      std::memset(untracked.back(), 1, 64 * 1024);  // resident, not just reserved
+    }
+    MarkStep();
+  }
+  const Report report = StopProfiler();
+  ASSERT_EQ(report.steps.size(), 10u);
+  for (const StepSummary& s : report.steps) {
+    EXPECT_GT(s.process.at("rss_bytes"), 0);
+    EXPECT_GT(s.process.at("heap_in_use_bytes"), 0);
+    EXPECT_TRUE(s.process.count("heap_free_bytes") && s.process.count("malloc_mmap_bytes"));
+  }
+  const int64_t heap_growth = report.steps[9].process.at("heap_in_use_bytes") -
+                              report.steps[0].process.at("heap_in_use_bytes");
+  EXPECT_GE(heap_growth, 9 * 16 * 64 * 1024);
+  std::string growth;
+  for (const std::string& w : report.warnings) {
+    if (w.find("resident memory grew over 10 steps") != std::string::npos) growth = w;
+  }
+  ASSERT_FALSE(growth.empty()) << report.Table();
+  EXPECT_NE(growth.find("malloc heap in use"), std::string::npos);
+  EXPECT_NE(growth.find("(of which tracked places 0 bytes)"), std::string::npos) << growth;
+  for (void* p : untracked) std::free(p);
 }
 
 TEST_F(MemoryTest, MemorySortKeysOrderRows) {
@@ -407,7 +440,8 @@ TEST_F(MemoryTest, ManyLiveBlocksGrowTheTableAndStayFindable) {
   std::thread([&] {  // frees from another thread search every thread's tables
     RecordEvent e("free_many");
     for (int i = 0; i < kBlocks; i += 2) RecordFree(gpu, Address(i));
-  }).join();
+  })
+      .join();
   for (int i = 1; i < kBlocks; i += 2) RecordFree(gpu, Address(i));
   const Report report = StopProfiler();
   EXPECT_EQ(Row(report, "many").memory.at("CUDA:1").alloc_bytes, 8 * kBlocks);

@@ -1,0 +1,33 @@
+#include "process_memory.h"
+
+#include <malloc.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "event_buffer.h"
+
+namespace paddle_prof::internal {
+
+std::map<std::string, int64_t> ReadProcessMemory() {
+  std::map<std::string, int64_t> figures;
+  if (FILE* statm = std::fopen("/proc/self/statm", "r")) {
+    long long size_pages = 0, resident_pages = 0;
+    if (std::fscanf(statm, "%lld %lld", &size_pages, &resident_pages) == 2) {
+      // The profiler's event buffers are resident (pre-faulted) but not the program's.
+      const auto buffers =
+          static_cast<long long>(EventBuffer::ChunksInUse() * EventBuffer::kChunkBytes);
+      figures["rss_bytes"] = resident_pages * sysconf(_SC_PAGESIZE) - buffers;
+    }
+    std::fclose(statm);
+  }
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+  const struct mallinfo2 info = mallinfo2();
+  figures["heap_in_use_bytes"] = static_cast<int64_t>(info.uordblks);
+  figures["heap_free_bytes"] = static_cast<int64_t>(info.fordblks);
+  figures["malloc_mmap_bytes"] = static_cast<int64_t>(info.hblkhd);
+#endif
+  return figures;
+}
+
+}  // namespace paddle_prof::internal

@@ -1,0 +1,20 @@
+// The process's own memory figures, read at each step mark: resident set, and what
+// glibc's malloc holds (in use, freed but kept, mapped for large blocks). Next to the
+// tracked bytes they tell a cache of live objects from fragmentation.
+#ifndef PADDLE_PROF_SRC_PROCESS_MEMORY_H_
+#define PADDLE_PROF_SRC_PROCESS_MEMORY_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace paddle_prof::internal {
+
+// "rss_bytes" (without the profiler's own event buffers), "heap_in_use_bytes",
+// "heap_free_bytes" (freed, kept by malloc) and "malloc_mmap_bytes"; a figure that
+// cannot be read is left out.
+std::map<std::string, int64_t> ReadProcessMemory();
+
+}  // namespace paddle_prof::internal
+
+#endif  // PADDLE_PROF_SRC_PROCESS_MEMORY_H_
