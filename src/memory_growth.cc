@@ -21,14 +21,14 @@ struct Holder {
 };
 
 // A rise over the steps that is a trend, not a blip: the end is above the start by at
-// least 1% of the largest value, the least-squares slope is positive, and at least a
-// third of the step-to-step changes go up.
-bool GrowsAsATrend(const std::vector<int64_t>& ends) {
+// least 1% of the largest value (and by `min_rise`), the least-squares slope is
+// positive, and at least a third of the step-to-step changes go up.
+bool GrowsAsATrend(const std::vector<int64_t>& ends, int64_t min_rise = 1) {
   const size_t n = ends.size();
   if (n < 3) return false;
   const int64_t largest = *std::max_element(ends.begin(), ends.end());
   const int64_t rise = ends.back() - ends.front();
-  if (rise <= 0 || rise * 100 < largest) return false;
+  if (rise < min_rise || rise * 100 < largest) return false;
   double mean_x = (n - 1) / 2.0, mean_y = 0;
   for (const int64_t e : ends) mean_y += static_cast<double>(e) / n;
   double covariance = 0;
@@ -122,8 +122,11 @@ std::string ProcessGrowthWarning(const Collection& c) {
     }
     return values;
   };
+  // Resident memory moves by pages as a program warms up (first touches of its heap,
+  // stacks, code): below 1 MiB a rise is not worth a warning.
+  constexpr int64_t kMinResidentRise = int64_t{1} << 20;
   const std::vector<int64_t> rss = series("rss_bytes");
-  if (!GrowsAsATrend(rss)) return "";
+  if (!GrowsAsATrend(rss, kMinResidentRise)) return "";
   auto growth = [](const std::vector<int64_t>& v) { return v.empty() ? 0 : v.back() - v.front(); };
   int64_t tracked = 0;
   if (!c.step_end_bytes.empty()) {
