@@ -45,12 +45,14 @@ py::array Empty(const std::vector<py::ssize_t>& shape, const py::dtype& dtype,
   if (place != "CPU") {
     throw std::invalid_argument("empty(): place must be 'CPU' (got '" + place + "')");
   }
-  size_t count = 1;
+  size_t bytes = static_cast<size_t>(dtype.itemsize());
   for (const py::ssize_t extent : shape) {
     if (extent < 0) throw std::invalid_argument("empty(): negative dimension in shape");
-    count *= static_cast<size_t>(extent);
+    if (__builtin_mul_overflow(bytes, static_cast<size_t>(extent), &bytes)) {
+      throw std::length_error("empty(): the array would hold more bytes than memory can");
+    }
   }
-  void* data = NumpyAllocator().Allocate(count * static_cast<size_t>(dtype.itemsize()));
+  void* data = NumpyAllocator().Allocate(bytes);
   if (data == nullptr) throw std::bad_alloc();
   py::capsule owner(data, [](void* p) { NumpyAllocator().Free(p); });
   return py::array(dtype, shape, data, owner);

@@ -58,4 +58,8 @@ def test_empty_checks_its_arguments():
         paddle_prof.empty((-1, 2))
     with pytest.raises(TypeError):
         paddle_prof.empty((2, 2), dtype='not-a-dtype')
+    with pytest.raises(ValueError, match='more bytes'):
+        paddle_prof.empty((2**40, 2**40), 'float32')
+    with pytest.raises(MemoryError):
+        paddle_prof.empty((2**50,), 'uint8')
     assert paddle_prof.empty(0).nbytes == 0
