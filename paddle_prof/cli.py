@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import runpy
 import sys
 from typing import List, Optional
@@ -25,13 +26,35 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--profile-path", default=None,
                      help="write the Chrome trace here and the summary at PATH.summary.json")
     run.add_argument("--per-thread", action="store_true", help="one row per thread")
+    run.add_argument("--native", action="store_true",
+                     help="also track every malloc of the program (place 'native') through "
+                          "libpaddle_prof_preload.so; programs it starts are not tracked")
     run.add_argument("script", help="the Python script to run")
     run.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
     return parser
 
 
+_NATIVE_MARK = "PADDLE_PROF_NATIVE_RUN"
+
+
+def _exec_with_preload(argv: List[str]) -> None:
+    """Runs this command again with the malloc hooks preloaded (they must be there
+    before the interpreter's first allocation)."""
+    library = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libpaddle_prof_preload.so")
+    if not os.path.exists(library):
+        raise SystemExit(f"paddle_prof: --native needs {library}, which this build lacks")
+    env = dict(os.environ)
+    env["LD_PRELOAD"] = ":".join(filter(None, [library, env.get("LD_PRELOAD")]))
+    env[_NATIVE_MARK] = "1"
+    sys.stdout.flush()
+    os.execve(sys.executable, [sys.executable, "-m", "paddle_prof", *argv], env)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
-    options = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    options = _parser().parse_args(argv)
+    if options.native and os.environ.pop(_NATIVE_MARK, None) is None:
+        _exec_with_preload(argv)  # does not return
 
     _core.enable_implicit_profiler(options.state)
     sys.argv = [options.script] + options.args

@@ -5,6 +5,8 @@
 #include <mutex>
 #include <new>
 
+#include "native_guard.h"
+
 namespace paddle_prof::internal {
 
 namespace {
@@ -115,6 +117,7 @@ void LiveBlocks::Prefetch(const void* ptr) {
 bool LiveBlocks::Insert(const void* ptr, const LiveBlock& block) {
   ThreadTables* t = t_tables;
   if (t == nullptr) {
+    NativeGuard profiler_memory;
     std::lock_guard<std::mutex> lock(RegistryMutex());
     ThreadTables* last = nullptr;
     for (ThreadTables* x = First(); x != nullptr; x = x->next.load(kRelaxed)) {
@@ -138,6 +141,7 @@ bool LiveBlocks::Insert(const void* ptr, const LiveBlock& block) {
   // Full (or first): a table twice as large takes the new blocks; the older ones keep
   // theirs until they are freed.
   try {
+    NativeGuard profiler_memory;
     auto* bigger = new BlockTable(table != nullptr ? 2 * table->slots() : kFirstTableSlots);
     bigger->older = table;
     t->newest.store(bigger, std::memory_order_release);

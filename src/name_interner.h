@@ -8,6 +8,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "native_guard.h"
+
 namespace paddle_prof::internal {
 
 // The shared table: locks, copies the string on first sight.
@@ -19,6 +21,7 @@ class NameCache {
   const char* Intern(std::string_view s) {
     auto it = cache_.find(s);
     if (it != cache_.end()) return it->second;
+    NativeGuard profiler_memory;
     const char* interned = InternShared(s);
     cache_.emplace(std::string_view(interned, s.size()), interned);
     return interned;

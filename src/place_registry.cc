@@ -6,6 +6,8 @@
 #include <array>
 #include <mutex>
 
+#include "native_guard.h"
+
 namespace paddle_prof {
 
 std::string PlaceName(const Place& place) {
@@ -52,6 +54,7 @@ int PlaceIndex(const Place& place) {
   for (int i = 0; i < n; ++i) {
     if (r.places[i] == place) return i;
   }
+  NativeGuard profiler_memory;
   std::lock_guard<std::mutex> lock(r.mu);
   const int m = r.count.load(std::memory_order_relaxed);
   for (int i = n; i < m; ++i) {

@@ -18,6 +18,7 @@
 #include "flags.h"
 #include "live_block_table.h"
 #include "memory_tracker.h"
+#include "native_guard.h"
 #include "place_registry.h"
 #include "process_memory.h"
 #include "profiler_control.h"
@@ -188,6 +189,7 @@ Report StopLocked(Control& control, EventSortingKey key, const std::string& prof
 
 void StopImplicitProfilerAtExit() {
   Control& control = GetControl();
+  internal::NativeGuard profiler_memory;
   std::unique_lock<std::mutex> lock(control.mu);
   if (!control.implicit || g_window.load(std::memory_order_relaxed) == 0) return;
   EventSortingKey key = EventSortingKey::kTotal;
@@ -205,18 +207,21 @@ void StopImplicitProfilerAtExit() {
 
 void EnableProfiler(ProfilerState state) {
   Control& control = GetControl();
+  internal::NativeGuard profiler_memory;
   std::lock_guard<std::mutex> lock(control.mu);
   EnableLocked(control, state, /*implicit=*/false);
 }
 
 void ResetProfiler() {
   Control& control = GetControl();
+  internal::NativeGuard profiler_memory;
   std::lock_guard<std::mutex> lock(control.mu);
   if (g_window.load(std::memory_order_relaxed) != 0) OpenWindow(control);
 }
 
 Report StopProfiler(EventSortingKey key, const std::string& profile_path) {
   Control& control = GetControl();
+  internal::NativeGuard profiler_memory;
   std::lock_guard<std::mutex> lock(control.mu);
   return StopLocked(control, key, profile_path);
 }
@@ -231,6 +236,7 @@ Report DisableProfiler(EventSortingKey key, const std::string& profile_path) {
 void MarkStep() {
   if (!IsProfilerEnabled()) return;
   Control& control = GetControl();
+  internal::NativeGuard profiler_memory;
   std::lock_guard<std::mutex> lock(control.mu);
   if (g_window.load(std::memory_order_relaxed) == 0) return;
   control.step_ticks.push_back(Clock::Now());
@@ -244,6 +250,7 @@ namespace internal {
 
 bool EnableImplicitProfiler(ProfilerState state) {
   Control& control = GetControl();
+  internal::NativeGuard profiler_memory;
   std::lock_guard<std::mutex> lock(control.mu);
   if (g_window.load(std::memory_order_relaxed) != 0) return false;
   EnableLocked(control, state, /*implicit=*/true);
@@ -252,6 +259,7 @@ bool EnableImplicitProfiler(ProfilerState state) {
 
 bool ImplicitProfilerRunning() {
   Control& control = GetControl();
+  internal::NativeGuard profiler_memory;
   std::lock_guard<std::mutex> lock(control.mu);
   return control.implicit && g_window.load(std::memory_order_relaxed) != 0;
 }
@@ -264,6 +272,7 @@ void StartImplicitProfiler() {
   try {
     state = ParseProfilerState(FLAGS_paddle_prof_state);
     Control& control = GetControl();
+    internal::NativeGuard profiler_memory;
     std::lock_guard<std::mutex> lock(control.mu);
     EnableLocked(control, state, /*implicit=*/true);
   } catch (const std::exception& e) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "native_guard.h"
 #include "paddle_prof/profiler.h"
 #include "profiler_control.h"
 #include "recorder_registry.h"
@@ -29,6 +30,7 @@ struct ThreadRecorder::ExitNotifier {
 
 ThreadRecorder* ThreadRecorder::RegisterCurrentThread() {
   if (t_exiting) return nullptr;
+  NativeGuard profiler_memory;
   char name[16] = "";
   pthread_getname_np(pthread_self(), name, sizeof(name));
   ThreadRecorder* r = RecorderRegistry::Get().Register(static_cast<int>(syscall(SYS_gettid)), name);

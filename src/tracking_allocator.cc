@@ -1,6 +1,7 @@
 #include <stdexcept>
 
 #include "memory_tracker.h"
+#include "native_guard.h"
 #include "paddle_prof/allocator.h"
 #include "place_registry.h"
 
@@ -12,7 +13,11 @@ TrackingAllocator::TrackingAllocator(std::shared_ptr<Allocator> base, Place plac
 }
 
 void* TrackingAllocator::Allocate(size_t bytes) {
-  void* ptr = base_->Allocate(bytes);
+  void* ptr;
+  {
+    internal::NativeGuard counted_here_not_as_native;
+    ptr = base_->Allocate(bytes);
+  }
   internal::TrackAlloc(place_index_, ptr, bytes);
   return ptr;
 }
@@ -21,6 +26,7 @@ void TrackingAllocator::Free(void* ptr) {
   if (ptr == nullptr) return;
   // Forget the block before the base allocator may hand its address to another thread.
   internal::TrackFree(place_index_, ptr);
+  internal::NativeGuard counted_here_not_as_native;
   base_->Free(ptr);
 }
 

@@ -1,0 +1,23 @@
+// A per-thread flag that the preload library's malloc hooks honour: while it is set,
+// malloc and free go straight to glibc, untracked. The profiler sets it around its own
+// allocations, and TrackingAllocator around its base allocator (whose blocks it tracks
+// on their own place already), so no byte is counted twice or counted for the profiler.
+#ifndef PADDLE_PROF_SRC_NATIVE_GUARD_H_
+#define PADDLE_PROF_SRC_NATIVE_GUARD_H_
+
+namespace paddle_prof::internal {
+
+// initial-exec: the hooks read it on every malloc with one %fs-relative load.
+extern thread_local int t_native_guard __attribute__((tls_model("initial-exec")));
+
+class NativeGuard {
+ public:
+  NativeGuard() { ++t_native_guard; }
+  ~NativeGuard() { --t_native_guard; }
+  NativeGuard(const NativeGuard&) = delete;
+  NativeGuard& operator=(const NativeGuard&) = delete;
+};
+
+}  // namespace paddle_prof::internal
+
+#endif  // PADDLE_PROF_SRC_NATIVE_GUARD_H_

@@ -1,0 +1,79 @@
+"""python3 -m paddle_prof run --native: every malloc of the program, on place 'native'."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import paddle_prof
+
+PRELOAD = os.path.join(os.path.dirname(paddle_prof.__file__), 'libpaddle_prof_preload.so')
+pytestmark = pytest.mark.skipif(not os.path.exists(PRELOAD), reason='no preload library built')
+
+SCRIPT = '''
+    import ctypes, subprocess, sys, threading
+    import paddle_prof
+
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype = ctypes.c_void_p
+    libc.malloc.argtypes = [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    # Warm up ctypes' call path and the first scope's Python objects.
+    with paddle_prof.record_event('warm_up'):
+        libc.free(libc.malloc(12345))
+    block = None
+
+    with paddle_prof.record_event('native_op'):
+        block = libc.malloc(12345)
+
+    def churn():
+        for _ in range(500):
+            libc.free(libc.malloc(100))
+            with paddle_prof.record_event('worker_op'):
+                libc.free(libc.malloc(64))
+
+    threads = [threading.Thread(target=churn) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    child = subprocess.run([sys.executable, '-c',
+                            'import os; print(os.environ.get("LD_PRELOAD"))'],
+                           capture_output=True, text=True)
+    print('child LD_PRELOAD:', child.stdout.strip())
+'''
+
+
+def test_native_run_counts_a_known_malloc_exactly_and_survives_threads(tmp_path):
+    script = tmp_path / 'script.py'
+    script.write_text(textwrap.dedent(SCRIPT))
+    profile = tmp_path / 'native.json'
+    result = subprocess.run([sys.executable, '-m', 'paddle_prof', 'run', '--native',
+                             '--profile-path', str(profile), '--', str(script)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert 'Memory on native' in result.stdout
+    assert 'child LD_PRELOAD: None' in result.stdout  # programs it starts run plain
+    summary = json.loads((tmp_path / 'native.json.summary.json').read_text())
+    rows = {e['name']: e for e in summary['events']}
+    native_op = rows['native_op']['memory']['native']
+    assert native_op['live_bytes'] == 12345  # the block, still allocated at the end
+    assert native_op['peak_bytes'] >= 12345
+    worker = rows['worker_op']
+    assert worker['calls'] == 4 * 500
+    assert worker['memory']['native']['alloc_count'] >= 4 * 500
+    assert worker['memory']['native']['live_bytes'] == 0
+    assert any(p['place'] == 'native' for p in summary['places'])
+
+
+def test_without_native_nothing_is_preloaded(tmp_path):
+    script = tmp_path / 'script.py'
+    script.write_text('import os\nprint("preload:", os.environ.get("LD_PRELOAD"))\n')
+    result = subprocess.run([sys.executable, '-m', 'paddle_prof', 'run', '--', str(script)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert 'preload: None' in result.stdout
+    assert 'Memory on native' not in result.stdout
