@@ -106,3 +106,22 @@ def test_tensors_made_before_the_wrapper_are_freed_safely():
                             timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == 'ok'
+
+
+def test_shape_growth_names_a_convolution_op(tmp_path):
+    import os
+    preload = os.path.join(os.path.dirname(paddle_prof.__file__), 'libpaddle_prof_preload.so')
+    if not os.path.exists(preload):
+        pytest.skip('no preload library built')
+    example = os.path.join(os.path.dirname(__file__), '..', '..', 'examples', 'shape_growth.py')
+    result = subprocess.run([sys.executable, '-m', 'paddle_prof', 'run', '--native', '--',
+                             example, '--inputs', '16'],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    explanation = result.stdout.split('Why memory grew:')[-1]
+    growth = [line for line in explanation.splitlines() if 'live memory grew' in line]
+    assert growth, result.stdout[-3000:]
+    held_by = growth[0].split('held by:')[1]
+    first_holder = held_by.split('(')[0].strip()
+    assert 'convolution' in first_holder, growth[0]
+    assert '[[1, 16, ' in held_by  # the input shapes that made new primitives
