@@ -21,14 +21,16 @@ struct Holder {
 };
 
 // A rise over the steps that is a trend, not a blip: the end is above the start by at
-// least 1% of the largest value (and by `min_rise`), the least-squares slope is
-// positive, and at least a third of the step-to-step changes go up.
-bool GrowsAsATrend(const std::vector<int64_t>& ends, int64_t min_rise = 1) {
+// least `min_rise`, and by 1% of the largest value or 256 KiB, whichever is less (a
+// large baseline, such as an interpreter's heap under --native, must not hide a cache
+// that grows by a few hundred kilobytes); the least-squares slope is positive; and at
+// least a third of the step-to-step changes go up.
+bool GrowsAsATrend(const std::vector<int64_t>& ends, int64_t min_rise = 4096) {
   const size_t n = ends.size();
   if (n < 3) return false;
   const int64_t largest = *std::max_element(ends.begin(), ends.end());
   const int64_t rise = ends.back() - ends.front();
-  if (rise < min_rise || rise * 100 < largest) return false;
+  if (rise < min_rise || rise < std::min<int64_t>(largest / 100, 256 * 1024)) return false;
   double mean_x = (n - 1) / 2.0, mean_y = 0;
   for (const int64_t e : ends) mean_y += static_cast<double>(e) / n;
   double covariance = 0;
