@@ -108,6 +108,43 @@ struct RetireOnExit {
 
 LiveBlocks::ThreadTables* LiveBlocks::First() { return g_first.load(std::memory_order_acquire); }
 
+LiveBlocks::ThreadTables* LiveBlocks::Own() {
+  if (ThreadTables* t = t_tables) return t;
+  NativeGuard profiler_memory;
+  std::lock_guard<std::mutex> lock(RegistryMutex());
+  ThreadTables* t = nullptr;
+  ThreadTables* last = nullptr;
+  for (ThreadTables* x = First(); x != nullptr; x = x->next.load(kRelaxed)) {
+    last = x;
+    if (x->retired.load(std::memory_order_acquire)) {
+      x->retired.store(false, kRelaxed);
+      t = x;
+      break;
+    }
+  }
+  if (t == nullptr) {
+    t = new ThreadTables;  // never freed: other threads may be walking the list
+    (last != nullptr ? last->next : g_first).store(t, std::memory_order_release);
+  }
+  thread_local RetireOnExit retire;
+  retire.tables = t;
+  t_tables = t;
+  return t;
+}
+
+void LiveBlocks::AddPerThread(int64_t delta) {
+  std::atomic<int64_t>& live = Own()->per_thread_live;
+  live.store(live.load(kRelaxed) + delta, kRelaxed);  // this thread's own counter
+}
+
+int64_t LiveBlocks::PerThreadLive() {
+  int64_t sum = 0;
+  for (ThreadTables* t = First(); t != nullptr; t = t->next.load(std::memory_order_acquire)) {
+    sum += t->per_thread_live.load(kRelaxed);
+  }
+  return sum;
+}
+
 void LiveBlocks::Prefetch(const void* ptr) {
   if (ThreadTables* t = t_tables) {
     if (const BlockTable* table = t->newest.load(kRelaxed)) table->Prefetch(ptr);
@@ -115,27 +152,7 @@ void LiveBlocks::Prefetch(const void* ptr) {
 }
 
 bool LiveBlocks::Insert(const void* ptr, const LiveBlock& block) {
-  ThreadTables* t = t_tables;
-  if (t == nullptr) {
-    NativeGuard profiler_memory;
-    std::lock_guard<std::mutex> lock(RegistryMutex());
-    ThreadTables* last = nullptr;
-    for (ThreadTables* x = First(); x != nullptr; x = x->next.load(kRelaxed)) {
-      last = x;
-      if (x->retired.load(std::memory_order_acquire)) {
-        x->retired.store(false, kRelaxed);
-        t = x;
-        break;
-      }
-    }
-    if (t == nullptr) {
-      t = new ThreadTables;  // never freed: other threads may be walking the list
-      (last != nullptr ? last->next : g_first).store(t, std::memory_order_release);
-    }
-    thread_local RetireOnExit retire;
-    retire.tables = t;
-    t_tables = t;
-  }
+  ThreadTables* t = Own();
   BlockTable* table = t->newest.load(kRelaxed);
   if (table != nullptr && table->Insert(ptr, block)) return true;
   // Full (or first): a table twice as large takes the new blocks; the older ones keep

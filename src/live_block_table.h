@@ -100,6 +100,11 @@ class LiveBlocks {
   static bool Remove(const void* ptr, LiveBlock* block);
   // Starts loading the slot `ptr` would take in this thread's table.
   static void Prefetch(const void* ptr);
+  // Live bytes of a place counted per thread (native: every malloc of the process, kept
+  // free of shared cache lines): the calling thread's share changes by `delta`, frees
+  // included, so the sum over threads is the place's live bytes.
+  static void AddPerThread(int64_t delta);
+  static int64_t PerThreadLive();
   // Every block live during the walk; safe while other threads allocate and free.
   template <typename Fn>
   static void ForEach(Fn&& fn) {
@@ -112,6 +117,7 @@ class LiveBlocks {
   template <typename Fn>
   static void ForEachTable(Fn&& fn);
   static ThreadTables* First();
+  static ThreadTables* Own();  // the calling thread's, registered on first use
 };
 
 // The tables of one thread (or of threads that exited: a new thread adopts them, so
@@ -120,6 +126,7 @@ struct LiveBlocks::ThreadTables {
   std::atomic<BlockTable*> newest{nullptr};
   std::atomic<bool> retired{false};
   std::atomic<ThreadTables*> next{nullptr};  // the registry's list, append-only
+  std::atomic<int64_t> per_thread_live{0};   // see LiveBlocks::AddPerThread
 };
 
 template <typename Fn>

@@ -29,7 +29,7 @@ std::vector<MemoryEvent> GatherMemoryEvents(const Collection& c) {
 }
 
 std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int place,
-                                 int64_t start_bytes) {
+                                 int64_t start_bytes, int64_t* highest_total) {
   int64_t running = start_bytes;
   int64_t highest = start_bytes;
   size_t peak_end = 0;  // events [0, peak_end) happened up to the peak
@@ -41,6 +41,7 @@ std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int pla
       peak_end = i + 1;
     }
   }
+  if (highest_total != nullptr) *highest_total = highest;
   std::map<std::pair<std::string, std::string>, RowBytes> rows;
   auto row = [&rows](const char* name, const char* tag) -> RowBytes& {
     if (name == nullptr) name = kNoEventName;

@@ -26,8 +26,9 @@ std::vector<MemoryEvent> GatherMemoryEvents(const Collection& collection);
 // Replays `events` on `place` from `start_bytes` and returns, largest first, the rows
 // whose blocks were live at the first moment of the highest total (the blocks live at
 // the window's start count as "[before profiling]").
+// `highest`, when given, receives the highest total the replay reached.
 std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int place,
-                                 int64_t start_bytes);
+                                 int64_t start_bytes, int64_t* highest = nullptr);
 
 }  // namespace paddle_prof::internal
 

@@ -31,7 +31,11 @@ void TrackAlloc(int place, const void* ptr, size_t bytes) {
     g_untracked_allocs.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  PlaceCountersAt(place).Add(block.size);
+  if (PlaceCountedPerThread(place)) {
+    LiveBlocks::AddPerThread(block.size);
+  } else {
+    PlaceCountersAt(place).Add(block.size);
+  }
   if (recorder != nullptr) recorder->ChargeAlloc(block);
 }
 
@@ -42,7 +46,11 @@ void TrackFree(int place, const void* ptr) {
     if (place >= 0) PlaceCountersAt(place).untracked_frees.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  PlaceCountersAt(block.place).Sub(block.size);
+  if (PlaceCountedPerThread(block.place)) {
+    LiveBlocks::AddPerThread(-block.size);
+  } else {
+    PlaceCountersAt(block.place).Sub(block.size);
+  }
   const uint64_t window = g_window.load(std::memory_order_acquire);
   if (window == 0) return;
   if (ThreadRecorder* recorder = ThreadRecorder::Current()) recorder->ChargeFree(window, block);

@@ -6,6 +6,7 @@
 #include <array>
 #include <mutex>
 
+#include "live_block_table.h"
 #include "native_guard.h"
 
 namespace paddle_prof {
@@ -75,11 +76,18 @@ PlaceCounters& PlaceCountersAt(int index) { return Get().counters[index]; }
 const std::string& PlaceNameAt(int index) { return Get().names[index]; }
 int PlaceCount() { return Get().count.load(std::memory_order_acquire); }
 
+bool PlaceCountedPerThread(int index) { return Get().places[index].type == Place::Type::kNative; }
+
+int64_t PlaceLiveBytes(int index) {
+  return PlaceCountedPerThread(index) ? LiveBlocks::PerThreadLive()
+                                      : Get().counters[index].live.load(std::memory_order_relaxed);
+}
+
 void OpenPlaceWindow() {
   Registry& r = Get();
   for (int i = 0; i < PlaceCount(); ++i) {
     PlaceCounters& c = r.counters[i];
-    const int64_t live = c.live.load(std::memory_order_relaxed);
+    const int64_t live = PlaceLiveBytes(i);
     c.step_peak.store(live, std::memory_order_relaxed);
     r.window[i] = {live, live, c.untracked_frees.load(std::memory_order_relaxed)};
   }
@@ -90,7 +98,7 @@ void ClosePlaceStep(std::map<std::string, int64_t>* peak_bytes,
   Registry& r = Get();
   for (int i = 0; i < PlaceCount(); ++i) {
     PlaceCounters& c = r.counters[i];
-    const int64_t live = c.live.load(std::memory_order_relaxed);
+    const int64_t live = PlaceLiveBytes(i);
     const int64_t step_peak = std::max(c.step_peak.exchange(live, std::memory_order_relaxed), live);
     r.window[i].peak_bytes = std::max(r.window[i].peak_bytes, step_peak);
     (*peak_bytes)[r.names[i]] = step_peak;
@@ -106,7 +114,7 @@ std::vector<PlaceSummary> ClosePlaceWindow() {
     PlaceSummary p;
     p.place = r.names[i];
     p.start_bytes = r.window[i].start_bytes;
-    p.end_bytes = c.live.load(std::memory_order_relaxed);
+    p.end_bytes = PlaceLiveBytes(i);
     p.peak_bytes = std::max(
         {r.window[i].peak_bytes, c.step_peak.load(std::memory_order_relaxed), p.end_bytes});
     p.untracked_frees =

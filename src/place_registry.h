@@ -40,6 +40,11 @@ int PlaceIndex(const Place& place);
 PlaceCounters& PlaceCountersAt(int index);
 const std::string& PlaceNameAt(int index);
 int PlaceCount();
+// Native memory (every malloc) is counted per thread, not in `live`: its peak is the
+// largest of the samples taken at window edges and step marks (and of the timeline's).
+bool PlaceCountedPerThread(int index);
+// The place's live bytes now.
+int64_t PlaceLiveBytes(int index);
 
 // Window bookkeeping, called by the profiler under its lock.
 void OpenPlaceWindow();

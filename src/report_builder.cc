@@ -10,6 +10,7 @@
 #include "flags.h"
 #include "memory_growth.h"
 #include "memory_timeline.h"
+#include "place_registry.h"
 
 namespace paddle_prof::internal {
 
@@ -267,8 +268,13 @@ Report BuildReport(const Collection& c, EventSortingKey key, bool per_thread) {
   report.places = c.places;
   const std::vector<MemoryEvent> memory_events = GatherMemoryEvents(c);
   for (size_t place = 0; place < report.places.size(); ++place) {
-    report.places[place].at_peak =
-        RowsAtPeak(memory_events, static_cast<int>(place), report.places[place].start_bytes);
+    PlaceSummary& p = report.places[place];
+    int64_t replayed_peak = 0;
+    p.at_peak = RowsAtPeak(memory_events, static_cast<int>(place), p.start_bytes, &replayed_peak);
+    // A place counted per thread has only sampled peaks; the timeline has every moment.
+    if (PlaceCountedPerThread(static_cast<int>(place))) {
+      p.peak_bytes = std::max(p.peak_bytes, replayed_peak);
+    }
   }
 
   uint64_t step_start = c.start_tick;
