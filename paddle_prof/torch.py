@@ -17,11 +17,13 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import warnings
-from typing import Optional, TextIO
+from typing import Callable, List, Optional, TextIO, Tuple
 
 import torch  # noqa: F401  (loads libtorch before the bridge that links it)
 
+from paddle_prof.profiler import mark_step
 from paddle_prof.profiler import profiler as _base_profiler
 
 try:
@@ -31,28 +33,69 @@ except ImportError as e:  # built without libtorch-dev
                       "Torch; install libtorch-dev and rebuild)") from e
 
 
+def _optimizer_classes() -> List[type]:
+    classes, pending = [], [torch.optim.Optimizer]
+    while pending:
+        cls = pending.pop()
+        classes.append(cls)
+        pending.extend(cls.__subclasses__())
+    return classes
+
+
+def _marking(step: Callable) -> Callable:
+    @functools.wraps(step)
+    def marked_step(self, *args, **kwargs):
+        result = step(self, *args, **kwargs)
+        mark_step()
+        return result
+
+    return marked_step
+
+
+def _mark_steps_on_optimizer_step() -> List[Tuple[type, Callable]]:
+    """Wraps every optimizer class's own step() to call mark_step() after it; returns
+    what to put back."""
+    saved = []
+    for cls in _optimizer_classes():
+        original = cls.__dict__.get("step")
+        if original is not None:
+            cls.step = _marking(original)
+            saved.append((cls, original))
+    return saved
+
+
 class profiler(_base_profiler):  # noqa: N801 (the API's name)
     """paddle_prof.profiler for PyTorch programs: the same arguments plus
     ``record_shapes``, which tags each op with its input shapes (a row per shape, as
-    torch's group_by_input_shape)."""
+    torch's group_by_input_shape), and ``step_on_optimizer``, which closes a step at
+    every optimizer step instead of at each paddle_prof.mark_step()."""
 
     def __init__(self, state: str = "CPU", sorted_key: Optional[str] = None,
                  profile_path: Optional[str] = None, record_shapes: bool = False, *,
-                 per_thread: bool = False, stream: Optional[TextIO] = None) -> None:
+                 step_on_optimizer: bool = False, per_thread: bool = False,
+                 stream: Optional[TextIO] = None) -> None:
         super().__init__(state, sorted_key, profile_path, per_thread=per_thread, stream=stream)
         self.record_shapes = record_shapes
+        self.step_on_optimizer = step_on_optimizer
+        self._wrapped_steps: List[Tuple[type, Callable]] = []
 
     def __enter__(self) -> "profiler":
         if not _torch_bridge.install(bool(self.record_shapes)):
             warnings.warn("paddle_prof.torch: c10's CPU allocator could not be wrapped; "
                           "ops are profiled but tensor memory is not tracked", RuntimeWarning)
         try:
-            return super().__enter__()
+            super().__enter__()
         except BaseException:
             _torch_bridge.remove_callback()
             raise
+        if self.step_on_optimizer:
+            self._wrapped_steps = _mark_steps_on_optimizer_step()
+        return self
 
     def __exit__(self, *exc_info: object) -> bool:
+        for cls, original in self._wrapped_steps:
+            cls.step = original
+        self._wrapped_steps = []
         try:
             return super().__exit__(*exc_info)
         finally:

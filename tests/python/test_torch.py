@@ -91,6 +91,18 @@ def test_a_training_step_with_onednn_runs_and_reports_memory():
     assert float(model(x).sum()) == float(model(x).sum())
 
 
+def test_step_on_optimizer_closes_a_step_per_optimizer_step():
+    model = torch.nn.Linear(4, 2)
+    opt = torch.optim.Adam(model.parameters())
+    original_step = torch.optim.Adam.step
+    with paddle_prof.torch.profiler('CPU', step_on_optimizer=True, stream=io.StringIO()) as prof:
+        for _ in range(3):
+            model(torch.ones(1, 4)).sum().backward()
+            opt.step()
+    assert len(prof.report.steps) == 3
+    assert torch.optim.Adam.step is original_step  # put back
+
+
 def test_tensors_made_before_the_wrapper_are_freed_safely():
     script = textwrap.dedent('''
         import io, torch, paddle_prof, paddle_prof.torch
