@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "native_guard.h"
 #include "paddle_prof/paddle_prof.h"
 
 namespace py = pybind11;
@@ -63,8 +64,10 @@ void OnOpEnd(const at::RecordFunction& /*fn*/, at::ObserverContext* context) {
 
 c10::DeleterFnPtr g_original_deleter = nullptr;
 
+// Tracked on "CPU": under --native the same block must not count again as native.
 void TrackedDelete(void* ptr) {
   RecordFree(CPUPlace(), ptr);  // before the block can be handed out again
+  internal::NativeGuard counted_as_cpu;
   g_original_deleter(ptr);
 }
 
@@ -76,7 +79,11 @@ class TrackingCPUAllocator final : public c10::Allocator {
   explicit TrackingCPUAllocator(c10::Allocator* original) : original_(original) {}
 
   c10::DataPtr allocate(size_t bytes) const override {
-    c10::DataPtr block = original_->allocate(bytes);
+    c10::DataPtr block;
+    {
+      internal::NativeGuard counted_as_cpu;
+      block = original_->allocate(bytes);
+    }
     void* data = block.get();
     if (data == nullptr || block.get_context() != data) return block;  // not ours to wrap
     block.release_context();

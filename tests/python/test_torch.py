@@ -137,3 +137,25 @@ def test_shape_growth_names_a_convolution_op(tmp_path):
     first_holder = held_by.split('(')[0].strip()
     assert 'convolution' in first_holder, growth[0]
     assert '[[1, 16, ' in held_by  # the input shapes that made new primitives
+
+
+def test_under_native_a_tensor_counts_on_cpu_only(tmp_path):
+    import json
+    import os
+    preload = os.path.join(os.path.dirname(paddle_prof.__file__), 'libpaddle_prof_preload.so')
+    if not os.path.exists(preload):
+        pytest.skip('no preload library built')
+    script = tmp_path / 'tensor.py'
+    script.write_text(textwrap.dedent('''
+        import io, json, sys, torch, paddle_prof, paddle_prof.torch
+        with paddle_prof.torch.profiler('CPU', stream=io.StringIO()) as prof:
+            x = torch.empty(1000, 784)
+        row = next(e for e in prof.report.events if e.name == 'aten::empty')
+        print(json.dumps(row.memory))
+    '''))
+    result = subprocess.run([sys.executable, '-m', 'paddle_prof', 'run', '--native', '--',
+                             str(script)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    memory = json.loads(result.stdout.strip().splitlines()[-1])
+    assert memory['CPU']['alloc_bytes'] == 3136000
+    assert memory['native']['alloc_bytes'] < 4096  # the tensor's bookkeeping, not its data
