@@ -128,7 +128,7 @@ std::string ProcessGrowthWarning(const Collection& c) {
   // stacks, code): below 1 MiB a rise is not worth a warning.
   constexpr int64_t kMinResidentRise = int64_t{1} << 20;
   const std::vector<int64_t> rss = series("rss_bytes");
-  if (!GrowsAsATrend(rss, kMinResidentRise)) return "";
+  if (!GrowsAsATrend(rss, kMinResidentRise) || series("heap_in_use_bytes").empty()) return "";
   auto growth = [](const std::vector<int64_t>& v) { return v.empty() ? 0 : v.back() - v.front(); };
   int64_t tracked = 0;
   if (!c.step_end_bytes.empty()) {

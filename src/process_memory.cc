@@ -23,9 +23,12 @@ std::map<std::string, int64_t> ReadProcessMemory() {
   }
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
   const struct mallinfo2 info = mallinfo2();
-  figures["heap_in_use_bytes"] = static_cast<int64_t>(info.uordblks);
-  figures["heap_free_bytes"] = static_cast<int64_t>(info.fordblks);
-  figures["malloc_mmap_bytes"] = static_cast<int64_t>(info.hblkhd);
+  // All zeros: malloc is not glibc's (a sanitizer's, say), and has nothing to tell.
+  if (info.arena != 0 || info.hblkhd != 0) {
+    figures["heap_in_use_bytes"] = static_cast<int64_t>(info.uordblks);
+    figures["heap_free_bytes"] = static_cast<int64_t>(info.fordblks);
+    figures["malloc_mmap_bytes"] = static_cast<int64_t>(info.hblkhd);
+  }
 #endif
   return figures;
 }
