@@ -139,11 +139,21 @@ std::string ProcessGrowthWarning(const Collection& c) {
   const int64_t kept = growth(series("heap_free_bytes"));
   const int64_t mapped = growth(series("malloc_mmap_bytes"));
   const int64_t total = growth(rss);
-  return "the process's resident memory grew over " + std::to_string(rss.size()) + " steps by " +
-         Bytes(total) + ": malloc heap in use " + Bytes(in_use) + " (of which tracked places " +
-         Bytes(tracked) + "), freed but kept by malloc " + Bytes(kept) +
-         ", malloc's own mappings " + Bytes(mapped) + ", the rest (" +
-         Bytes(total - in_use - kept - mapped) + ") outside malloc: code, stacks, other mappings.";
+  std::string text = "the process's resident memory grew over " + std::to_string(rss.size()) +
+                     " steps by " + Bytes(total) + ": malloc heap in use " + Bytes(in_use) +
+                     " (of which tracked places " + Bytes(tracked) +
+                     "), freed but kept by malloc " + Bytes(kept) + ", malloc's own mappings " +
+                     Bytes(mapped);
+  int64_t rest = total - in_use - kept - mapped;
+  // Under the preload library: the program's own anonymous mappings (JIT code, say).
+  const std::vector<int64_t> reserved = series("mmap_reserved_bytes");
+  const std::vector<int64_t> resident = series("mmap_resident_bytes");
+  if (!reserved.empty() && !resident.empty()) {
+    text += ", the program's anonymous mappings " + Bytes(growth(resident)) + " resident of " +
+            Bytes(growth(reserved)) + " reserved";
+    rest -= growth(resident);
+  }
+  return text + ", the rest (" + Bytes(rest) + ") outside malloc: code, stacks, other mappings.";
 }
 
 }  // namespace paddle_prof::internal

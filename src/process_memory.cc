@@ -3,11 +3,18 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 
 #include "event_buffer.h"
 
 namespace paddle_prof::internal {
+
+namespace {
+std::atomic<MappingReader> g_mapping_reader{nullptr};
+}  // namespace
+
+void SetMappingReader(MappingReader reader) { g_mapping_reader.store(reader); }
 
 std::map<std::string, int64_t> ReadProcessMemory() {
   std::map<std::string, int64_t> figures;
@@ -30,6 +37,12 @@ std::map<std::string, int64_t> ReadProcessMemory() {
     figures["malloc_mmap_bytes"] = static_cast<int64_t>(info.hblkhd);
   }
 #endif
+  if (MappingReader reader = g_mapping_reader.load()) {
+    int64_t reserved = 0, resident = 0;
+    reader(&reserved, &resident);
+    figures["mmap_reserved_bytes"] = reserved;
+    figures["mmap_resident_bytes"] = resident;
+  }
   return figures;
 }
 

@@ -11,9 +11,14 @@
 namespace paddle_prof::internal {
 
 // "rss_bytes" (without the profiler's own event buffers), "heap_in_use_bytes",
-// "heap_free_bytes" (freed, kept by malloc) and "malloc_mmap_bytes"; a figure that
-// cannot be read is left out.
+// "heap_free_bytes" (freed, kept by malloc) and "malloc_mmap_bytes"; under the preload
+// library also "mmap_reserved_bytes" and "mmap_resident_bytes" (the program's own
+// anonymous mappings, JIT code buffers for one). A figure that cannot be read is left out.
 std::map<std::string, int64_t> ReadProcessMemory();
+
+// Set by the preload library, which sees the program's mmap and munmap calls.
+using MappingReader = void (*)(int64_t* reserved_bytes, int64_t* resident_bytes);
+void SetMappingReader(MappingReader reader);
 
 }  // namespace paddle_prof::internal
 

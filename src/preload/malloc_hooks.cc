@@ -1,6 +1,8 @@
 // libpaddle_prof_preload.so: the malloc family interposed, so that memory no framework
 // allocator sees (a oneDNN primitive cache, a library's buffers) is charged, block by
-// block, to the event open on the allocating thread, on the place "native".
+// block, to the event open on the allocating thread, on the place "native"; and mmap and
+// munmap, so that each step can say how much the program's own anonymous mappings
+// reserve and how much of that is resident (JIT code buffers, say).
 //
 //   LD_PRELOAD=libpaddle_prof_preload.so program        (python3 -m paddle_prof run --native)
 //
@@ -16,16 +18,22 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "memory_tracker.h"
 #include "native_guard.h"
 #include "paddle_prof/place.h"
 #include "place_registry.h"
+#include "process_memory.h"
 
 extern "C" {
 void* __libc_malloc(size_t size);
@@ -169,6 +177,102 @@ __attribute__((visibility("default"))) void* pvalloc(size_t size) {
   const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t rounded = (size + page - 1) & ~(page - 1);
   return Allocated(place, __libc_memalign(page, rounded), rounded);
+}
+
+}  // extern "C"
+
+// ---- The program's own anonymous mappings (glibc's malloc maps through an internal
+// entry point, so its mappings never pass here; mallinfo2 counts those). ----
+
+namespace paddle_prof::internal {
+namespace {
+
+// mmap and munmap are system calls of microseconds: a lock here costs nothing to speak of.
+struct Mappings {
+  std::mutex mu;
+  std::map<uintptr_t, size_t> regions;  // start → length, page-aligned, not overlapping
+};
+
+Mappings& GetMappings() {
+  static auto* mappings = new Mappings;  // leaked: the program may unmap during exit
+  return *mappings;
+}
+
+size_t PageSize() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
+
+// Removes [start, start + length) from the tracked regions, splitting those it cuts.
+void Forget(std::map<uintptr_t, size_t>* regions, uintptr_t start, size_t length) {
+  const uintptr_t end = start + length;
+  auto it = regions->upper_bound(start);
+  if (it != regions->begin()) --it;
+  while (it != regions->end() && it->first < end) {
+    const uintptr_t r_start = it->first, r_end = it->first + it->second;
+    if (r_end <= start) {
+      ++it;
+      continue;
+    }
+    it = regions->erase(it);
+    if (r_start < start) regions->emplace(r_start, start - r_start);
+    if (r_end > end) it = regions->emplace(end, r_end - end).first;
+  }
+}
+
+void ReadMappings(int64_t* reserved, int64_t* resident) {
+  NativeGuard profiler_memory;
+  Mappings& m = GetMappings();
+  std::lock_guard<std::mutex> lock(m.mu);
+  const size_t page = PageSize();
+  std::vector<unsigned char> pages;
+  for (const auto& [start, length] : m.regions) {
+    *reserved += static_cast<int64_t>(length);
+    pages.resize((length + page - 1) / page);
+    if (mincore(reinterpret_cast<void*>(start), length, pages.data()) != 0) continue;
+    for (const unsigned char p : pages) *resident += (p & 1) ? static_cast<int64_t>(page) : 0;
+  }
+}
+
+__attribute__((constructor)) void RegisterMappingReader() { SetMappingReader(&ReadMappings); }
+
+}  // namespace
+}  // namespace paddle_prof::internal
+
+extern "C" {
+
+__attribute__((visibility("default"))) void* mmap(void* addr, size_t length, int prot, int flags,
+                                                  int fd, off_t offset) {
+  void* result = reinterpret_cast<void*>(syscall(SYS_mmap, addr, length, prot, flags, fd, offset));
+  if (result != MAP_FAILED && (flags & MAP_ANONYMOUS) != 0 &&
+      paddle_prof::internal::TrackingPlace() >= 0) {
+    using paddle_prof::internal::GetMappings;
+    paddle_prof::internal::NativeGuard profiler_memory;
+    auto& m = GetMappings();
+    const size_t page = paddle_prof::internal::PageSize();
+    const auto start = reinterpret_cast<uintptr_t>(result);
+    const size_t rounded = (length + page - 1) & ~(page - 1);
+    std::lock_guard<std::mutex> lock(m.mu);
+    paddle_prof::internal::Forget(&m.regions, start, rounded);  // MAP_FIXED over an old one
+    m.regions.emplace(start, rounded);
+  }
+  return result;
+}
+
+// Large-file builds call mmap64; on 64-bit targets it is the same call.
+__attribute__((visibility("default"))) void* mmap64(void* addr, size_t length, int prot, int flags,
+                                                    int fd, off_t offset) {
+  return mmap(addr, length, prot, flags, fd, offset);
+}
+
+__attribute__((visibility("default"))) int munmap(void* addr, size_t length) {
+  if (paddle_prof::internal::TrackingPlace() >= 0) {
+    using paddle_prof::internal::GetMappings;
+    paddle_prof::internal::NativeGuard profiler_memory;
+    auto& m = GetMappings();
+    const size_t page = paddle_prof::internal::PageSize();
+    std::lock_guard<std::mutex> lock(m.mu);
+    paddle_prof::internal::Forget(&m.regions, reinterpret_cast<uintptr_t>(addr),
+                                  (length + page - 1) & ~(page - 1));
+  }
+  return static_cast<int>(syscall(SYS_munmap, addr, length));
 }
 
 }  // extern "C"

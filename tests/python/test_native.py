@@ -77,3 +77,31 @@ def test_without_native_nothing_is_preloaded(tmp_path):
     assert result.returncode == 0, result.stderr
     assert 'preload: None' in result.stdout
     assert 'Memory on native' not in result.stdout
+
+
+def test_native_steps_carry_the_programs_anonymous_mappings(tmp_path):
+    script = tmp_path / 'mappings.py'
+    script.write_text(textwrap.dedent('''
+        import io, json, mmap
+        import paddle_prof
+        kept = []
+        with paddle_prof.profiler('CPU', stream=io.StringIO()) as prof:
+            for step in range(6):
+                region = mmap.mmap(-1, 4 << 20)     # 4 MiB reserved ...
+                region.write(b'x' * (2 << 20))      # ... of which 2 MiB touched
+                kept.append(region)
+                paddle_prof.mark_step()
+        print(json.dumps({'steps': [s.process for s in prof.report.steps],
+                          'warnings': prof.report.warnings}))
+    '''))
+    result = subprocess.run([sys.executable, '-m', 'paddle_prof', 'run', '--native', '--',
+                             str(script)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    steps = out['steps']
+    reserved = [s['mmap_reserved_bytes'] for s in steps]
+    resident = [s['mmap_resident_bytes'] for s in steps]
+    assert [b - a for a, b in zip(reserved, reserved[1:])] == [4 << 20] * 5
+    assert all(b - a >= 2 << 20 for a, b in zip(resident, resident[1:]))
+    growth = [w for w in out['warnings'] if 'resident memory grew' in w]
+    assert growth and "the program's anonymous mappings" in growth[0]
