@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "flags.h"
+#include "native_guard.h"
 
 namespace paddle_prof::internal {
 
@@ -50,7 +51,10 @@ EventRecord* EventBuffer::ChunkFor(size_t n) {
   do {
     if (in_use >= budget) return nullptr;
   } while (!g_chunks_in_use.compare_exchange_weak(in_use, in_use + 1, std::memory_order_relaxed));
-  chunk = MapChunk();
+  {
+    NativeGuard profiler_memory;  // not the program's mapping, under --native
+    chunk = MapChunk();
+  }
   if (chunk == nullptr) {
     g_chunks_in_use.fetch_sub(1, std::memory_order_relaxed);
     return nullptr;

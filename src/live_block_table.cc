@@ -18,6 +18,7 @@ constexpr size_t kFirstTableSlots = size_t{1} << 14;  // 1 MiB of slots, reserve
 
 BlockTable::BlockTable(size_t slots) : count_(slots), shift_(64) {
   for (size_t n = slots; n > 1; n >>= 1) --shift_;
+  NativeGuard profiler_memory;  // not the program's mapping, under --native
   // Straight from mmap: zero pages are empty slots, untouched ones cost nothing, and a
   // preloaded malloc hook never sees the profiler's own memory.
   void* p = mmap(nullptr, count_ * sizeof(Slot), PROT_READ | PROT_WRITE,

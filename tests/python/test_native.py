@@ -90,6 +90,9 @@ def test_native_steps_carry_the_programs_anonymous_mappings(tmp_path):
                 region = mmap.mmap(-1, 4 << 20)     # 4 MiB reserved ...
                 region.write(b'x' * (2 << 20))      # ... of which 2 MiB touched
                 kept.append(region)
+                for _ in range(20000):  # the profiler maps record chunks: not the program's
+                    with paddle_prof.record_event('op'):
+                        pass
                 paddle_prof.mark_step()
         print(json.dumps({'steps': [s.process for s in prof.report.steps],
                           'warnings': prof.report.warnings}))
