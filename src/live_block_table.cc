@@ -29,30 +29,6 @@ BlockTable::BlockTable(size_t slots) : count_(slots), shift_(64) {
 
 BlockTable::~BlockTable() { munmap(slots_, count_ * sizeof(Slot)); }
 
-void BlockTable::Slot::Write(const LiveBlock& b) {
-  size.store(b.size, kRelaxed);
-  place_thread_step.store(static_cast<uint64_t>(b.place & 0xff) |
-                              static_cast<uint64_t>(static_cast<uint16_t>(b.thread)) << 8 |
-                              static_cast<uint64_t>(static_cast<uint32_t>(b.step)) << 24,
-                          kRelaxed);
-  serial.store(b.serial, kRelaxed);
-  window.store(b.window, kRelaxed);
-  name.store(b.name, kRelaxed);
-  tag.store(b.tag, kRelaxed);
-}
-
-void BlockTable::Slot::Read(LiveBlock* b) const {
-  b->size = size.load(kRelaxed);
-  const uint64_t pts = place_thread_step.load(kRelaxed);
-  b->place = static_cast<int>(pts & 0xff);
-  b->thread = static_cast<int16_t>((pts >> 8) & 0xffff);
-  b->step = static_cast<int>(static_cast<uint32_t>(pts >> 24));
-  b->serial = serial.load(kRelaxed);
-  b->window = window.load(kRelaxed);
-  b->name = name.load(kRelaxed);
-  b->tag = tag.load(kRelaxed);
-}
-
 bool BlockTable::Insert(const void* ptr, const LiveBlock& block) {
   const auto key = reinterpret_cast<uintptr_t>(ptr);
   const size_t mask = count_ - 1;
@@ -85,10 +61,6 @@ bool BlockTable::Remove(const void* ptr, LiveBlock* block) {
 
 namespace {
 
-// initial-exec: the hot path reads it with one %fs-relative load.
-thread_local LiveBlocks::ThreadTables* t_tables __attribute__((tls_model("initial-exec"))) =
-    nullptr;
-
 std::mutex& RegistryMutex() {
   static auto* mu = new std::mutex;  // leaked: blocks are freed during exit too
   return *mu;
@@ -101,7 +73,7 @@ struct RetireOnExit {
   LiveBlocks::ThreadTables* tables = nullptr;
   ~RetireOnExit() {
     tables->retired.store(true, std::memory_order_release);
-    t_tables = nullptr;
+    LiveBlocks::own_ = nullptr;
   }
 };
 
@@ -109,8 +81,7 @@ struct RetireOnExit {
 
 LiveBlocks::ThreadTables* LiveBlocks::First() { return g_first.load(std::memory_order_acquire); }
 
-LiveBlocks::ThreadTables* LiveBlocks::Own() {
-  if (ThreadTables* t = t_tables) return t;
+LiveBlocks::ThreadTables* LiveBlocks::RegisterThisThread() {
   NativeGuard profiler_memory;
   std::lock_guard<std::mutex> lock(RegistryMutex());
   ThreadTables* t = nullptr;
@@ -129,13 +100,8 @@ LiveBlocks::ThreadTables* LiveBlocks::Own() {
   }
   thread_local RetireOnExit retire;
   retire.tables = t;
-  t_tables = t;
+  LiveBlocks::own_ = t;
   return t;
-}
-
-void LiveBlocks::AddPerThread(int64_t delta) {
-  std::atomic<int64_t>& live = Own()->per_thread_live;
-  live.store(live.load(kRelaxed) + delta, kRelaxed);  // this thread's own counter
 }
 
 int64_t LiveBlocks::PerThreadLive() {
@@ -147,7 +113,7 @@ int64_t LiveBlocks::PerThreadLive() {
 }
 
 void LiveBlocks::Prefetch(const void* ptr) {
-  if (ThreadTables* t = t_tables) {
+  if (ThreadTables* t = LiveBlocks::own_) {
     if (const BlockTable* table = t->newest.load(kRelaxed)) table->Prefetch(ptr);
   }
 }
@@ -170,7 +136,7 @@ bool LiveBlocks::Insert(const void* ptr, const LiveBlock& block) {
 }
 
 bool LiveBlocks::Remove(const void* ptr, LiveBlock* block) {
-  ThreadTables* own = t_tables;
+  ThreadTables* own = LiveBlocks::own_;
   if (own != nullptr) {
     for (BlockTable* table = own->newest.load(kRelaxed); table != nullptr; table = table->older) {
       if (table->Remove(ptr, block)) return true;

@@ -78,9 +78,31 @@ class BlockTable {
     std::atomic<uint64_t> window;
     std::atomic<const char*> name;
     std::atomic<const char*> tag;
-    void Write(const LiveBlock& b);
+    void Write(const LiveBlock& b) {
+      constexpr auto kRelaxed = std::memory_order_relaxed;
+      size.store(b.size, kRelaxed);
+      place_thread_step.store(static_cast<uint64_t>(b.place & 0xff) |
+                                  static_cast<uint64_t>(static_cast<uint16_t>(b.thread)) << 8 |
+                                  static_cast<uint64_t>(static_cast<uint32_t>(b.step)) << 24,
+                              kRelaxed);
+      serial.store(b.serial, kRelaxed);
+      window.store(b.window, kRelaxed);
+      name.store(b.name, kRelaxed);
+      tag.store(b.tag, kRelaxed);
+    }
     // Into the caller's block: a copy out of a fresh temporary stalls on store forwarding.
-    void Read(LiveBlock* b) const;
+    void Read(LiveBlock* b) const {
+      constexpr auto kRelaxed = std::memory_order_relaxed;
+      b->size = size.load(kRelaxed);
+      const uint64_t pts = place_thread_step.load(kRelaxed);
+      b->place = static_cast<int>(pts & 0xff);
+      b->thread = static_cast<int16_t>((pts >> 8) & 0xffff);
+      b->step = static_cast<int>(static_cast<uint32_t>(pts >> 24));
+      b->serial = serial.load(kRelaxed);
+      b->window = window.load(kRelaxed);
+      b->name = name.load(kRelaxed);
+      b->tag = tag.load(kRelaxed);
+    }
   };
 
   size_t Home(uintptr_t key) const {
@@ -113,11 +135,21 @@ class LiveBlocks {
 
   struct ThreadTables;
 
+  // The calling thread's tables; initial-exec: one %fs-relative load on every
+  // allocation and free. Cleared when the thread exits.
+  static inline thread_local ThreadTables* own_
+      __attribute__((tls_model("initial-exec"), visibility("hidden"))) = nullptr;
+
  private:
   template <typename Fn>
   static void ForEachTable(Fn&& fn);
   static ThreadTables* First();
-  static ThreadTables* Own();  // the calling thread's, registered on first use
+  // The calling thread's, registered on first use.
+  static ThreadTables* Own() {
+    ThreadTables* t = own_;
+    return t != nullptr ? t : RegisterThisThread();
+  }
+  static ThreadTables* RegisterThisThread();
 };
 
 // The tables of one thread (or of threads that exited: a new thread adopts them, so
@@ -128,6 +160,11 @@ struct LiveBlocks::ThreadTables {
   std::atomic<ThreadTables*> next{nullptr};  // the registry's list, append-only
   std::atomic<int64_t> per_thread_live{0};   // see LiveBlocks::AddPerThread
 };
+
+inline void LiveBlocks::AddPerThread(int64_t delta) {
+  std::atomic<int64_t>& live = Own()->per_thread_live;  // this thread's own counter
+  live.store(live.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
+}
 
 template <typename Fn>
 void LiveBlocks::ForEachTable(Fn&& fn) {

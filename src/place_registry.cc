@@ -68,6 +68,7 @@ int PlaceIndex(const Place& place) {
   }
   r.places[m] = place;
   r.names[m] = PlaceName(place);
+  if (place.type == Place::Type::kNative) g_native_place_index.store(m, std::memory_order_relaxed);
   r.count.store(m + 1, std::memory_order_release);
   return m;
 }
@@ -75,8 +76,6 @@ int PlaceIndex(const Place& place) {
 PlaceCounters& PlaceCountersAt(int index) { return Get().counters[index]; }
 const std::string& PlaceNameAt(int index) { return Get().names[index]; }
 int PlaceCount() { return Get().count.load(std::memory_order_acquire); }
-
-bool PlaceCountedPerThread(int index) { return Get().places[index].type == Place::Type::kNative; }
 
 int64_t PlaceLiveBytes(int index) {
   return PlaceCountedPerThread(index) ? LiveBlocks::PerThreadLive()

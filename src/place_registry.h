@@ -42,7 +42,10 @@ const std::string& PlaceNameAt(int index);
 int PlaceCount();
 // Native memory (every malloc) is counted per thread, not in `live`: its peak is the
 // largest of the samples taken at window edges and step marks (and of the timeline's).
-bool PlaceCountedPerThread(int index);
+inline std::atomic<int> g_native_place_index{-1};  // set when "native" is registered
+inline bool PlaceCountedPerThread(int index) {
+  return index == g_native_place_index.load(std::memory_order_relaxed);
+}
 // The place's live bytes now.
 int64_t PlaceLiveBytes(int index);
 
