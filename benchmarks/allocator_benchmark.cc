@@ -7,14 +7,13 @@
 // kPairsPerWindow pairs. BM_TrackedAllocFreeNoTimeline is the same without the memory
 // timeline (FLAGS_paddle_prof_memory_timeline=false: no at_peak, no trace counters).
 #include <benchmark/benchmark.h>
-#include <sys/resource.h>
 
 #include <memory>
-#include <stdexcept>
 #include <vector>
 
 #include "flags.h"
 #include "paddle_prof/paddle_prof.h"
+#include "steady_state.h"
 
 namespace {
 
@@ -49,12 +48,6 @@ std::shared_ptr<paddle_prof::Allocator> Base() {
   return base;
 }
 
-int64_t MinorFaults() {
-  rusage usage;
-  getrusage(RUSAGE_THREAD, &usage);
-  return usage.ru_minflt;
-}
-
 void BM_RawAllocFree(benchmark::State& state) {
   const auto base = Base();
   for (auto _ : state) {
@@ -76,30 +69,14 @@ void BM_TrackedAllocFreeProfilerOff(benchmark::State& state) {
 BENCHMARK(BM_TrackedAllocFreeProfilerOff)->Threads(1)->Threads(2);
 
 void RunTracked(benchmark::State& state) {
-  try {
-    paddle_prof::EnableProfiler(paddle_prof::ProfilerState::kCPU);
-  } catch (const std::logic_error&) {
-    // The other benchmark thread opened the window first.
-  }
+  paddle_prof::benchmarks::OpenWindowForRun();
   paddle_prof::TrackingAllocator tracked(Base(), paddle_prof::CPUPlace());
   paddle_prof::RecordEvent op("op");
-  int64_t n = 0;
-  const int64_t faults_before = MinorFaults();
-  for (auto _ : state) {
+  paddle_prof::benchmarks::TimeInSteadyWindow(state, kPairsPerWindow, "faults/pair", [&tracked] {
     void* p = tracked.Allocate(kBytes);
     benchmark::DoNotOptimize(p);
     tracked.Free(p);
-    if (++n == kPairsPerWindow) {
-      state.PauseTiming();
-      paddle_prof::ResetProfiler();
-      n = 0;
-      state.ResumeTiming();
-    }
-  }
-  state.counters["faults/pair"] = benchmark::Counter(
-      static_cast<double>(MinorFaults() - faults_before) / static_cast<double>(state.iterations()),
-      benchmark::Counter::kAvgThreads);
-  if (state.thread_index() == 0) paddle_prof::StopProfiler();
+  });
 }
 
 void BM_TrackedAllocFree(benchmark::State& state) { RunTracked(state); }

@@ -7,57 +7,26 @@
 // clock every kScopesPerWindow scopes). "faults/scope" counts minor page faults of the
 // measuring thread, "B/record" the buffer memory one scope takes.
 #include <benchmark/benchmark.h>
-#include <sys/resource.h>
 
-#include <stdexcept>
 #include <string>
 
 #include "event_record.h"
 #include "paddle_prof/paddle_prof.h"
+#include "steady_state.h"
 
 namespace {
 
 constexpr int64_t kScopesPerWindow = 1 << 20;  // 32 MiB of records per thread
 
-int64_t MinorFaults() {
-  rusage usage;
-  getrusage(RUSAGE_THREAD, &usage);
-  return usage.ru_minflt;
-}
-
-// Every thread makes sure the window is open before it warms up; the first one opens it.
-void EnableForRun() {
-  try {
-    paddle_prof::EnableProfiler(paddle_prof::ProfilerState::kCPU);
-  } catch (const std::logic_error&) {
-    // Another benchmark thread opened it first.
-  }
-}
-
 template <typename Body>
 void RunEnabled(benchmark::State& state, Body body) {
-  EnableForRun();
+  paddle_prof::benchmarks::OpenWindowForRun();
   // Warm the thread's recorder: register it and touch a window's worth of records.
   for (int64_t i = 0; i < kScopesPerWindow; ++i) body();
   paddle_prof::ResetProfiler();
-  const int64_t faults_before = MinorFaults();
-  int64_t n = 0;
-  for (auto _ : state) {
-    body();
-    if (++n == kScopesPerWindow) {
-      state.PauseTiming();
-      paddle_prof::ResetProfiler();
-      n = 0;
-      state.ResumeTiming();
-    }
-  }
-  state.counters["faults/scope"] = benchmark::Counter(
-      static_cast<double>(MinorFaults() - faults_before) / static_cast<double>(state.iterations()),
-      benchmark::Counter::kAvgThreads);
   state.counters["B/record"] = benchmark::Counter(sizeof(paddle_prof::internal::EventRecord),
                                                   benchmark::Counter::kAvgThreads);
-  // All threads leave the timed loop together; one closes the window.
-  if (state.thread_index() == 0) paddle_prof::StopProfiler();
+  paddle_prof::benchmarks::TimeInSteadyWindow(state, kScopesPerWindow, "faults/scope", body);
 }
 
 // The loop alone, for reference: a disabled scope should cost about as much.
