@@ -8,7 +8,6 @@
 #include <memory>
 
 #include "json_writer.h"
-#include "memory_timeline.h"
 
 namespace paddle_prof::internal {
 
@@ -107,12 +106,11 @@ bool WriteChromeTrace(const Collection& c, const std::string& path, std::string*
   w.EndObject();
   w.EndObject();
 
-  const std::vector<MemoryEvent> memory_events = GatherMemoryEvents(c);
   for (size_t place = 0; place < c.places.size(); ++place) {
     const std::string track = "Memory " + c.places[place].place;
     int64_t live = c.places[place].start_bytes;
     WriteCounter(&w, pid, track, 0, live);
-    for (const MemoryEvent& e : memory_events) {
+    for (const MemoryEvent& e : c.memory_events) {
       if (e.place != static_cast<int>(place)) continue;
       live += e.delta;
       WriteCounter(&w, pid, track, c.TicksToUs(e.tick - c.start_tick), live);

@@ -23,6 +23,15 @@ struct ThreadSnapshot {
   size_t size = 0;  // records published when the window closed
 };
 
+// One allocation or free of the window, from any thread.
+struct MemoryEvent {
+  uint64_t tick;
+  int place;
+  int64_t delta;     // + bytes allocated, - bytes freed
+  const char* name;  // the event that owns the block (kNoEventName, kBeforeWindowName)
+  const char* tag;
+};
+
 // What one thread did with no event open, on one place: the "[no event]" row.
 struct NoEventUsage {
   int thread = 0;
@@ -42,7 +51,8 @@ struct Collection {
   std::vector<std::map<std::string, int64_t>> step_process;  // ReadProcessMemory() per step
   std::vector<PlaceSummary> places;  // by place index; at_peak left to the report builder
   std::vector<NoEventUsage> no_event;
-  std::vector<LiveBlock> live_blocks;  // allocated in the window and still live
+  std::vector<LiveBlock> live_blocks;      // allocated in the window and still live
+  std::vector<MemoryEvent> memory_events;  // the threads' allocations and frees, by time
   // Summed over the window's recorders.
   int64_t open = 0;
   int64_t forced_closes = 0;

@@ -12,15 +12,8 @@
 
 namespace paddle_prof::internal {
 
-struct MemoryEvent {
-  uint64_t tick;
-  int place;
-  int64_t delta;     // + bytes allocated, - bytes freed
-  const char* name;  // the event that owns the block (kNoEventName, kBeforeWindowName)
-  const char* tag;
-};
-
-// All threads' kAlloc/kFree records inside the window, sorted by tick.
+// All threads' kAlloc/kFree records inside the window, sorted by tick: what the
+// collector stores in Collection::memory_events, for the report and the trace alike.
 std::vector<MemoryEvent> GatherMemoryEvents(const Collection& collection);
 
 // Replays `events` on `place` from `start_bytes` and returns, largest first, the rows

@@ -17,6 +17,7 @@
 #include "collection.h"
 #include "flags.h"
 #include "live_block_table.h"
+#include "memory_timeline.h"
 #include "memory_tracker.h"
 #include "native_guard.h"
 #include "place_registry.h"
@@ -181,6 +182,7 @@ Report StopLocked(Control& control, EventSortingKey key, const std::string& prof
   internal::LiveBlocks::ForEach([&c, window](const internal::LiveBlock& block) {
     if (block.window == window) c.live_blocks.push_back(block);
   });
+  c.memory_events = internal::GatherMemoryEvents(c);  // sorted once, for report and trace
 
   Report report = internal::BuildReport(c, key, FLAGS_paddle_prof_per_thread);
   if (!profile_path.empty()) WriteProfileFiles(c, report, profile_path);

@@ -266,11 +266,10 @@ Report BuildReport(const Collection& c, EventSortingKey key, bool per_thread) {
   SortRows(report.sorted_by, &report.events);
 
   report.places = c.places;
-  const std::vector<MemoryEvent> memory_events = GatherMemoryEvents(c);
   for (size_t place = 0; place < report.places.size(); ++place) {
     PlaceSummary& p = report.places[place];
     int64_t replayed_peak = 0;
-    p.at_peak = RowsAtPeak(memory_events, static_cast<int>(place), p.start_bytes, &replayed_peak);
+    p.at_peak = RowsAtPeak(c.memory_events, static_cast<int>(place), p.start_bytes, &replayed_peak);
     // A place counted per thread has only sampled peaks; the timeline has every moment.
     if (PlaceCountedPerThread(static_cast<int>(place))) {
       p.peak_bytes = std::max(p.peak_bytes, replayed_peak);
