@@ -5,7 +5,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
+#include <set>
+#include <utility>
 
 #include "json_writer.h"
 
@@ -13,7 +16,8 @@ namespace paddle_prof::internal {
 
 namespace {
 
-constexpr int kStepsTid = 0;  // no real thread has id 0
+constexpr int kStepsTid = 0;             // no real thread has id 0
+constexpr int kGpuPidBase = 0x7fff0000;  // GPU n is drawn as process kGpuPidBase + n
 constexpr size_t kFlushBytes = size_t{1} << 20;
 
 struct FileCloser {
@@ -76,6 +80,75 @@ void WriteCounter(JsonWriter* w, int pid, const std::string& name, double ts, in
   w->EndObject();
 }
 
+void WriteProcessName(JsonWriter* w, int pid, const std::string& name) {
+  w->BeginObject();
+  w->StringField("name", "process_name");
+  w->StringField("ph", "M");
+  w->IntField("pid", pid);
+  w->Key("args");
+  w->BeginObject();
+  w->StringField("name", name);
+  w->EndObject();
+  w->EndObject();
+}
+
+// One end of the arrow from a call to the GPU work it launched.
+void WriteFlow(JsonWriter* w, const char* phase, int pid, int tid, double ts, size_t id) {
+  w->BeginObject();
+  w->StringField("name", "launch");
+  w->StringField("cat", "launch");
+  w->StringField("ph", phase);
+  w->IntField("pid", pid);
+  w->IntField("tid", tid);
+  w->DoubleField("ts", ts);
+  w->IntField("id", static_cast<int64_t>(id));
+  if (phase[0] == 'f') w->StringField("bp", "e");  // binds to the kernel's slice
+  w->EndObject();
+}
+
+const char* ActivityCategory(GpuActivity::Kind kind) {
+  switch (kind) {
+    case GpuActivity::Kind::kMemcpy:
+      return "gpu_memcpy";
+    case GpuActivity::Kind::kMemset:
+      return "gpu_memset";
+    case GpuActivity::Kind::kKernel:
+      break;
+  }
+  return "kernel";
+}
+
+// A process per device, a track per stream; an arrow from each call to what it launched.
+void WriteGpu(JsonWriter* w, const Collection& c, int pid,
+              const std::function<void()>& flush_if_large) {
+  std::set<int> devices;
+  std::set<std::pair<int, uint32_t>> streams;
+  for (const GpuActivity& a : c.gpu.activities) {
+    if (devices.insert(a.device).second) {
+      WriteProcessName(w, kGpuPidBase + a.device, "GPU " + std::to_string(a.device));
+    }
+    if (streams.emplace(a.device, a.stream).second) {
+      WriteThreadName(w, kGpuPidBase + a.device, static_cast<int>(a.stream),
+                      "stream " + std::to_string(a.stream), static_cast<int>(a.stream));
+    }
+  }
+  for (size_t i = 0; i < c.gpu.activities.size(); ++i) {
+    const GpuActivity& a = c.gpu.activities[i];
+    if (a.start < c.start_tick || a.end > c.end_tick || a.end < a.start) continue;
+    const int gpu_pid = kGpuPidBase + a.device;
+    const int stream = static_cast<int>(a.stream);
+    WriteComplete(w, c, gpu_pid, stream, a.name, ActivityCategory(a.kind), nullptr, a.start, a.end);
+    const GpuLaunch& launch =
+        i < c.gpu_correlation.launch.size() ? c.gpu_correlation.launch[i] : GpuLaunch{};
+    if (launch.thread < 0) continue;
+    const ThreadSnapshot& t = c.threads[launch.thread];
+    const EventRecord& call = (*t.buffer)[launch.call];
+    WriteFlow(w, "s", pid, t.os_tid, c.TicksToUs(call.start - c.start_tick), i);
+    WriteFlow(w, "f", gpu_pid, stream, c.TicksToUs(a.start - c.start_tick), i);
+    flush_if_large();
+  }
+}
+
 }  // namespace
 
 bool WriteChromeTrace(const Collection& c, const std::string& path, std::string* error) {
@@ -96,15 +169,7 @@ bool WriteChromeTrace(const Collection& c, const std::string& path, std::string*
   w.StringField("displayTimeUnit", "ms");
   w.Key("traceEvents");
   w.BeginArray();
-  w.BeginObject();
-  w.StringField("name", "process_name");
-  w.StringField("ph", "M");
-  w.IntField("pid", pid);
-  w.Key("args");
-  w.BeginObject();
-  w.StringField("name", "paddle_prof");
-  w.EndObject();
-  w.EndObject();
+  WriteProcessName(&w, pid, "paddle_prof");
 
   for (size_t place = 0; place < c.places.size(); ++place) {
     const std::string track = "Memory " + c.places[place].place;
@@ -140,6 +205,9 @@ bool WriteChromeTrace(const Collection& c, const std::string& path, std::string*
       if (out.size() > kFlushBytes) flush();
     }
   }
+  WriteGpu(&w, c, pid, [&] {
+    if (out.size() > kFlushBytes) flush();
+  });
   w.EndArray();
   w.EndObject();
   out.push_back('\n');

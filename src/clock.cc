@@ -78,4 +78,6 @@ double Clock::NsPerTick() {
   return static_cast<double>(ns - g_anchor.ns) / static_cast<double>(ticks - g_anchor.ticks);
 }
 
+uint64_t Clock::NowOutOfLine() { return Now(); }
+
 }  // namespace paddle_prof::internal

@@ -27,6 +27,8 @@ class Clock {
 #endif
     return MonotonicNs();
   }
+  // Now(), callable from outside the library (tests), which cannot see use_tsc_.
+  static uint64_t NowOutOfLine();
   static bool UsesTsc() { return use_tsc_.load(std::memory_order_relaxed); }
   // Nanoseconds per tick, measured from Init() to now (waits up to 1 ms when Init()
   // was too recent for a precise rate).

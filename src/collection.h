@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "event_buffer.h"
+#include "gpu_activity.h"
+#include "gpu_correlation.h"
 #include "live_block_table.h"
 #include "paddle_prof/report.h"
 
@@ -53,6 +55,9 @@ struct Collection {
   std::vector<NoEventUsage> no_event;
   std::vector<LiveBlock> live_blocks;      // allocated in the window and still live
   std::vector<MemoryEvent> memory_events;  // the threads' allocations and frees, by time
+  bool gpu_traced = false;                 // state kCUDA or kAll
+  GpuCapture gpu;                          // what ran on the GPU, times in ticks
+  GpuCorrelation gpu_correlation;          // which call launched it
   // Summed over the window's recorders.
   int64_t open = 0;
   int64_t forced_closes = 0;

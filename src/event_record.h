@@ -1,4 +1,4 @@
-// What the per-thread buffers hold: 32-byte records of four kinds, in the order they
+// What the per-thread buffers hold: 32-byte records of five kinds, in the order they
 // happened on the thread.
 //   kCall         a call that ended: name, tag, start and end ticks, nesting depth.
 //                 Calls come in the order they end (children before their parent), so
@@ -7,6 +7,8 @@
 //                 its peak, allocated and freed bytes and counts there.
 //   kAlloc/kFree  a tracked block allocated or freed: place, bytes, tick, and the event
 //                 that owns the block; replayed in time order for the memory timeline.
+//   kGpuScope     while the GPU is traced, after a call (and its memory records): the
+//                 id its scope pushed, which ties the GPU work it launched to it.
 // Depth, place, kind and the cut flag share a word with the tag pointer: user-space
 // addresses fit in 48 bits on every 64-bit target we build for.
 #ifndef PADDLE_PROF_SRC_EVENT_RECORD_H_
@@ -25,7 +27,13 @@ constexpr uint32_t kMaxScopeDepth = 256;
 inline constexpr char kNoEventName[] = "[no event]";
 inline constexpr char kBeforeWindowName[] = "[before profiling]";
 
-enum class RecordKind : uint32_t { kCall = 0, kAlloc = 1, kFree = 2, kScopeMemory = 3 };
+enum class RecordKind : uint32_t {
+  kCall = 0,
+  kAlloc = 1,
+  kFree = 2,
+  kScopeMemory = 3,
+  kGpuScope = 4
+};
 
 struct EventRecord {
   static constexpr uint64_t kPointerMask = (1ull << 48) - 1;
@@ -49,6 +57,10 @@ struct EventRecord {
                             const char* owner_tag, uint64_t tick, int64_t bytes) {
     return {owner_name, Pack(reinterpret_cast<uintptr_t>(owner_tag), 0, place, kind), tick,
             static_cast<uint64_t>(bytes)};
+  }
+
+  static EventRecord GpuScope(uint64_t scope_id) {
+    return {nullptr, Pack(0, 0, 0, RecordKind::kGpuScope), scope_id, 0};
   }
 
   RecordKind kind() const { return static_cast<RecordKind>((tag_bits >> kKindShift) & 7); }

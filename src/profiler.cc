@@ -10,12 +10,15 @@
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "chrome_trace.h"
 #include "clock.h"
 #include "collection.h"
 #include "flags.h"
+#include "gpu_correlation.h"
+#include "gpu_tracer.h"
 #include "live_block_table.h"
 #include "memory_timeline.h"
 #include "memory_tracker.h"
@@ -45,6 +48,7 @@ struct Control {
   uint64_t last_window = 0;
   bool implicit = false;  // started from FLAGS_paddle_prof_state
   ProfilerState state = ProfilerState::kDisabled;
+  internal::GpuTracer* gpu = nullptr;  // tracing the GPU in this window
   uint64_t start_tick = 0;
   uint64_t start_ns = 0;
   std::vector<uint64_t> step_ticks;
@@ -75,14 +79,27 @@ void OpenWindow(Control& control) {
   g_window.store(++control.last_window, std::memory_order_release);
 }
 
-void CheckState(ProfilerState state) {
+// The GPU tracer for `state`, started; nullptr for kCPU. Throws std::runtime_error
+// saying why the GPU cannot be profiled.
+internal::GpuTracer* StartGpuTracer(ProfilerState state) {
   if (state == ProfilerState::kDisabled) {
     throw std::invalid_argument("paddle_prof: EnableProfiler needs kCPU, kCUDA or kAll");
   }
-  if (state == ProfilerState::kCUDA || state == ProfilerState::kAll) {
+  if (state == ProfilerState::kCPU) return nullptr;
+  internal::GpuTracer* tracer = internal::GpuTracerToUse();
+  if (tracer == nullptr) {
     throw std::runtime_error(
-        "paddle_prof: cannot profile the GPU: this build of paddle_prof has no CUDA support");
+        "paddle_prof: cannot profile the GPU: this build of paddle_prof has no CUDA support "
+        "(build it where CMake finds the CUDA toolkit)");
   }
+  tracer->Start();
+  return tracer;
+}
+
+// Hands the GPU window's tracer back: scopes stop pushing ids to it.
+internal::GpuTracer* TakeGpuTracer(Control& control) {
+  internal::g_gpu_tracer.store(nullptr, std::memory_order_relaxed);
+  return std::exchange(control.gpu, nullptr);
 }
 
 void EnableLocked(Control& control, ProfilerState state, bool implicit) {
@@ -90,11 +107,14 @@ void EnableLocked(Control& control, ProfilerState state, bool implicit) {
     throw std::logic_error(
         "paddle_prof: the profiler is already enabled; call DisableProfiler() first");
   }
-  CheckState(state);
-  Clock::Init();
+  if (internal::GpuTracer* implicit_gpu = TakeGpuTracer(control)) implicit_gpu->Stop();
+  Clock::Init();  // before the GPU tracer, which maps its clock onto this one
+  internal::GpuTracer* gpu = StartGpuTracer(state);
   // An implicit profile still running is dropped: the program's own profiler takes over.
   control.implicit = implicit;
   control.state = state;
+  control.gpu = gpu;
+  internal::g_gpu_tracer.store(gpu, std::memory_order_relaxed);
   OpenWindow(control);
 }
 
@@ -161,6 +181,10 @@ Report StopLocked(Control& control, EventSortingKey key, const std::string& prof
   const uint64_t end_ns = internal::MonotonicNs();
   g_window.store(0, std::memory_order_release);
   control.implicit = false;
+  if (internal::GpuTracer* gpu = TakeGpuTracer(control)) {
+    c.gpu_traced = true;
+    c.gpu = gpu->Stop();
+  }
   c.state = control.state;
   c.start_tick = control.start_tick;
   c.ns_per_tick = Clock::NsPerTick();
@@ -183,6 +207,7 @@ Report StopLocked(Control& control, EventSortingKey key, const std::string& prof
     if (block.window == window) c.live_blocks.push_back(block);
   });
   c.memory_events = internal::GatherMemoryEvents(c);  // sorted once, for report and trace
+  c.gpu_correlation = internal::CorrelateGpu(c);
 
   Report report = internal::BuildReport(c, key, FLAGS_paddle_prof_per_thread);
   if (!profile_path.empty()) WriteProfileFiles(c, report, profile_path);
@@ -218,7 +243,9 @@ void ResetProfiler() {
   Control& control = GetControl();
   internal::NativeGuard profiler_memory;
   std::lock_guard<std::mutex> lock(control.mu);
-  if (g_window.load(std::memory_order_relaxed) != 0) OpenWindow(control);
+  if (g_window.load(std::memory_order_relaxed) == 0) return;
+  if (control.gpu != nullptr) control.gpu->Discard();
+  OpenWindow(control);
 }
 
 Report StopProfiler(EventSortingKey key, const std::string& profile_path) {

@@ -1,6 +1,7 @@
 #include "report_builder.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <limits>
 #include <map>
@@ -22,6 +23,10 @@ struct Accumulator {
   uint64_t self = 0;
   uint64_t min = std::numeric_limits<uint64_t>::max();
   uint64_t max = 0;
+  // GPU time per call: the union of the GPU work it and its nested calls launched.
+  uint64_t gpu_total = 0;
+  uint64_t gpu_min = std::numeric_limits<uint64_t>::max();
+  uint64_t gpu_max = 0;
 
   std::map<int, MemoryStats> memory;  // by place index
 
@@ -32,12 +37,20 @@ struct Accumulator {
     min = std::min(min, duration);
     max = std::max(max, duration);
   }
+  void AddGpu(uint64_t gpu_ticks) {
+    gpu_total += gpu_ticks;
+    gpu_min = std::min(gpu_min, gpu_ticks);
+    gpu_max = std::max(gpu_max, gpu_ticks);
+  }
   void Merge(const Accumulator& other) {
     calls += other.calls;
     total += other.total;
     self += other.self;
     min = std::min(min, other.min);
     max = std::max(max, other.max);
+    gpu_total += other.gpu_total;
+    gpu_min = std::min(gpu_min, other.gpu_min);
+    gpu_max = std::max(gpu_max, other.gpu_max);
     for (const auto& [place, m] : other.memory) AddMemory(place, m);
   }
   // Peaks take the largest call; everything else adds up.
@@ -81,17 +94,44 @@ struct LeftOut {
   int64_t late = 0;  // ended after the window closed
 };
 
+// The GPU time of the call at `call_index`: its own launches and its children's,
+// merged; the merged intervals pass on to its parent.
+uint64_t GpuTicks(const Collection& c,
+                  const std::unordered_map<size_t, std::vector<size_t>>* launched_by,
+                  size_t call_index, uint32_t depth,
+                  std::vector<std::vector<TickInterval>>* child_gpu) {
+  std::vector<TickInterval> intervals = std::move((*child_gpu)[depth + 1]);
+  (*child_gpu)[depth + 1].clear();
+  if (launched_by != nullptr) {
+    if (const auto own = launched_by->find(call_index); own != launched_by->end()) {
+      for (size_t a : own->second) {
+        intervals.emplace_back(c.gpu.activities[a].start, c.gpu.activities[a].end);
+      }
+    }
+  }
+  const uint64_t ticks = MergeIntervals(&intervals);
+  auto& parent = (*child_gpu)[depth];
+  parent.insert(parent.end(), intervals.begin(), intervals.end());
+  return ticks;
+}
+
 // Records come in the order calls ended, children first, each with its depth:
 // child_time[d] sums the durations of finished calls at depth d whose parent has not
-// ended yet, which is exactly what the parent subtracts for its self time.
-void ScanThread(const Collection& c, const ThreadSnapshot& thread, PointerRows* rows,
-                LeftOut* left_out) {
+// ended yet, which is exactly what the parent subtracts for its self time. child_gpu[d]
+// likewise holds the GPU intervals those calls launched, for the parent's GPU time.
+void ScanThread(const Collection& c, size_t position, PointerRows* rows, LeftOut* left_out) {
+  const ThreadSnapshot& thread = c.threads[position];
   std::vector<uint64_t> child_time(kMaxScopeDepth + 1, 0);
+  std::vector<std::vector<TickInterval>> child_gpu(c.gpu_traced ? kMaxScopeDepth + 1 : 0);
+  const auto* launched_by = position < c.gpu_correlation.launched_by.size()
+                                ? &c.gpu_correlation.launched_by[position]
+                                : nullptr;
   PointerKey last{nullptr, nullptr};
   Accumulator* last_row = nullptr;  // consecutive records are often the same event
   for (size_t i = 0; i < thread.size; ++i) {
     const EventRecord& r = (*thread.buffer)[i];
     if (r.kind() != RecordKind::kCall) continue;  // memory records are read with their call
+    const size_t call_index = i;
     // The call's memory figures follow it, a pair of records per place.
     std::vector<ScopeMemoryRecord> memory;
     while (i + 2 < thread.size && (*thread.buffer)[i + 1].kind() == RecordKind::kScopeMemory) {
@@ -103,6 +143,8 @@ void ScanThread(const Collection& c, const ThreadSnapshot& thread, PointerRows* 
     const uint64_t children = child_time[depth + 1];
     child_time[depth + 1] = 0;
     child_time[depth] += duration;
+    uint64_t gpu_ticks = 0;
+    if (c.gpu_traced) gpu_ticks = GpuTicks(c, launched_by, call_index, depth, &child_gpu);
     if (r.cut()) {
       ++left_out->cut;
       continue;
@@ -117,6 +159,7 @@ void ScanThread(const Collection& c, const ThreadSnapshot& thread, PointerRows* 
       last_row = &(*rows)[key];  // node-based map: the reference survives rehashing
     }
     last_row->Add(duration, duration > children ? duration - children : 0);
+    if (c.gpu_traced) last_row->AddGpu(gpu_ticks);
     for (const ScopeMemoryRecord& m : memory) last_row->AddMemory(m.place, m.stats);
   }
 }
@@ -137,6 +180,15 @@ EventRow MakeRow(const Collection& c, const RowKey& key, const Accumulator& acc)
     row.max_ms = c.TicksToMs(acc.max);
     // Rounding could put total/calls a hair outside [min, max]; the invariant is kept.
     row.ave_ms = std::clamp(row.total_ms / static_cast<double>(acc.calls), row.min_ms, row.max_ms);
+  }
+  if (c.gpu_traced) {
+    const bool any = acc.calls > 0;
+    row.gpu_total_ms = c.TicksToMs(acc.gpu_total);
+    row.gpu_min_ms = any ? c.TicksToMs(acc.gpu_min) : 0;
+    row.gpu_max_ms = any ? c.TicksToMs(acc.gpu_max) : 0;
+    row.gpu_ave_ms = any ? std::clamp(*row.gpu_total_ms / static_cast<double>(acc.calls),
+                                      *row.gpu_min_ms, *row.gpu_max_ms)
+                         : 0;
   }
   return row;
 }
@@ -179,6 +231,23 @@ void AddWarnings(const Collection& c, const LeftOut& left_out, Report* report) {
   if (c.untracked_allocs > 0) {
     w.push_back(std::to_string(c.untracked_allocs) +
                 " block(s) not tracked: no memory could be had for the live-block table.");
+  }
+  const GpuCorrelation& gpu = c.gpu_correlation;
+  if (gpu.no_event > 0) {
+    char ms[32];
+    std::snprintf(ms, sizeof(ms), "%.3f", c.TicksToMs(gpu.no_event_ticks));
+    w.push_back(std::to_string(gpu.no_event) + " GPU kernel(s), copies or memsets (" + ms +
+                " ms) were launched with no event open; they are in the trace only.");
+  }
+  if (gpu.unrecorded > 0) {
+    w.push_back(std::to_string(gpu.unrecorded) +
+                " GPU kernel(s), copies or memsets were launched by calls the report leaves out "
+                "(cut by a reset, still open, or not recorded).");
+  }
+  if (c.gpu.dropped > 0) {
+    w.push_back(std::to_string(c.gpu.dropped) +
+                " GPU activity record(s) dropped by CUPTI (its buffers were full); GPU times are "
+                "incomplete.");
   }
   if (c.dropped > 0) {
     w.push_back(Calls(c.dropped) +
@@ -230,9 +299,10 @@ void SortRows(EventSortingKey key, std::vector<EventRow>* rows) {
 Report BuildReport(const Collection& c, EventSortingKey key, bool per_thread) {
   std::map<RowKey, Accumulator> merged;
   LeftOut left_out;
-  for (const ThreadSnapshot& thread : c.threads) {
+  for (size_t position = 0; position < c.threads.size(); ++position) {
+    const ThreadSnapshot& thread = c.threads[position];
     PointerRows rows;
-    ScanThread(c, thread, &rows, &left_out);
+    ScanThread(c, position, &rows, &left_out);
     for (const auto& [k, acc] : rows) {
       RowKey row_key{k.name, k.tag != nullptr, k.tag != nullptr ? k.tag : "",
                      per_thread ? thread.index : -1};

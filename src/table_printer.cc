@@ -78,6 +78,12 @@ std::string RowLabel(const EventRow& row) {
 std::string Report::Table(bool detailed) const {
   std::vector<std::string> header = {"Event", "Calls", "Total", "Self",
                                      "Min.",  "Max.",  "Ave.",  "Ratio."};
+  const bool gpu = state == ProfilerState::kCUDA || state == ProfilerState::kAll;
+  if (gpu) {
+    for (const char* column : {"GPU Total", "GPU Min.", "GPU Max.", "GPU Ave."}) {
+      header.push_back(column);
+    }
+  }
   if (!places.empty()) {
     header.push_back("Peak Mem.");
     header.push_back("Live Mem.");
@@ -98,6 +104,11 @@ std::string Report::Table(bool detailed) const {
     char ratio[16];
     std::snprintf(ratio, sizeof(ratio), "%.2f%%", row.ratio * 100);
     line.push_back(ratio);
+    if (gpu) {
+      for (const auto& ms : {row.gpu_total_ms, row.gpu_min_ms, row.gpu_max_ms, row.gpu_ave_ms}) {
+        line.push_back(row.calls > 0 && ms ? FormatMs(*ms) : "-");
+      }
+    }
     if (!places.empty()) {
       line.push_back(FormatBytes(SumOverPlaces(row, &MemoryStats::peak_bytes)));
       line.push_back(FormatBytes(SumOverPlaces(row, &MemoryStats::live_bytes)));
@@ -148,6 +159,8 @@ std::string Report::Table(bool detailed) const {
     out += "\n";
   }
   out += "Times in milliseconds; Self excludes nested events of the same thread";
+  if (gpu)
+    out += "; GPU is the time the GPU was busy with what a call launched, nested calls included";
   if (!places.empty()) {
     out += "; Peak Mem. is the most a call held at once, Live Mem. what is still allocated";
   }

@@ -62,6 +62,7 @@ void ThreadRecorder::StartWindow(uint64_t window) {
 uint32_t ThreadRecorder::PopAbandoned(uint32_t depth) {
   while (depth > 0 && stack_[depth - 1].owner.load(std::memory_order_relaxed) == kAbandoned) {
     --depth;
+    if (stack_[depth].gpu != nullptr) stack_[depth].gpu->PopScope();
     // Its call is not reported, but what it allocated still belongs to its parent.
     if (!stack_[depth].memory.empty()) FoldMemory(stack_[depth], depth, /*emit=*/false);
   }

@@ -16,6 +16,7 @@
 
 #include "clock.h"
 #include "event_buffer.h"
+#include "gpu_tracer.h"
 #include "live_block_table.h"
 #include "name_interner.h"
 #include "paddle_prof/profiler.h"
@@ -35,6 +36,7 @@ struct alignas(64) OpenScope {
   std::atomic<const void*> owner;
   std::atomic<uint64_t> window;  // read by the collector to count scopes left open
   uint64_t serial;               // per thread, increasing: tells blocks allocated inside
+  GpuTracer* gpu;                // the tracer it pushed its id to, or null
   ScopeMemory memory;
 };
 
@@ -107,6 +109,8 @@ class ThreadRecorder {
     scope.window.store(window, std::memory_order_relaxed);
     scope.serial = ++next_serial_;
     scope.memory.Clear();
+    scope.gpu = g_gpu_tracer.load(std::memory_order_relaxed);
+    if (scope.gpu != nullptr) scope.gpu->PushScope(GpuScopeId(index_, scope.serial));
     depth_.store(d + 1, std::memory_order_relaxed);
     *depth = d;
     scope.start = Clock::Now();  // last, so that the bookkeeping is not timed
@@ -179,7 +183,9 @@ class ThreadRecorder {
   void AppendMemoryEvent(RecordKind kind, int place, const char* name, const char* tag,
                          int64_t bytes);
 
+  // Every scope that leaves the stack goes through here (or PopAbandoned).
   void Emit(const OpenScope& scope, uint32_t depth, uint64_t end_tick) {
+    if (scope.gpu != nullptr) scope.gpu->PopScope();
     // Acquire pairs with the release that opened the window: the collector of the
     // previous window is done with this memory before it is written again.
     const uint64_t window = g_window.load(std::memory_order_acquire);
@@ -192,6 +198,9 @@ class ThreadRecorder {
         buffer_.Append(EventRecord::Call(scope.name, scope.tag, depth, cut, scope.start, end_tick));
     if (!recorded && !cut) Bump(counters_.dropped);
     if (!scope.memory.empty()) FoldMemory(scope, depth, recorded && !cut);
+    if (scope.gpu != nullptr && recorded && !cut) {
+      buffer_.Append(EventRecord::GpuScope(GpuScopeId(index_, scope.serial)));
+    }
   }
 
   // initial-exec: a plain %fs-relative load, no __tls_get_addr call per scope. The

@@ -45,6 +45,12 @@ class TrackingAllocator final : public Allocator {
 // Plain host memory in 64-byte aligned blocks (aligned_alloc / free).
 std::shared_ptr<Allocator> CPUAllocator();
 
+// Device memory from cudaMalloc/cudaFree on `device`; wrap it with CUDAPlace(device):
+//   TrackingAllocator gpu(CUDAAllocator(0), CUDAPlace(0));
+// Throws std::runtime_error when there is no such device, or when paddle_prof was
+// built without CUDA.
+std::shared_ptr<Allocator> CUDAAllocator(int device);
+
 // For frameworks that keep their own allocator: report the same facts directly.
 // RecordFree of a pointer never recorded is counted in the place's untracked_frees.
 void RecordAlloc(Place place, const void* ptr, size_t bytes);

@@ -225,14 +225,17 @@ TEST(ProfilerTest, SecondEnableThrowsAndKeepsTheFirstWindow) {
 TEST(ProfilerTest, WrongStatesAndStopsThrowClearErrors) {
   EXPECT_THROW(StopProfiler(), std::logic_error);
   EXPECT_THROW(EnableProfiler(ProfilerState::kDisabled), std::invalid_argument);
-  try {
-    EnableProfiler(ProfilerState::kCUDA);
-    FAIL() << "kCUDA without CUDA support must throw";
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("no CUDA support"), std::string::npos);
+  // Where the GPU cannot be profiled (no CUDA build, driver or device), the GPU states
+  // fail with the reason and leave the profiler off; cuda_test checks the reasons.
+  for (ProfilerState state : {ProfilerState::kCUDA, ProfilerState::kAll}) {
+    try {
+      EnableProfiler(state);
+      StopProfiler();  // a machine with a usable GPU
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("cannot profile the GPU: "), std::string::npos);
+    }
+    EXPECT_FALSE(IsProfilerEnabled());
   }
-  EXPECT_THROW(EnableProfiler(ProfilerState::kAll), std::runtime_error);
-  EXPECT_FALSE(IsProfilerEnabled());
 }
 
 TEST(ProfilerTest, DisabledScopesRecordNothing) {

@@ -1,0 +1,164 @@
+#include "cuda/cupti_tracer.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdlib>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+
+#include "clock.h"
+#include "cuda/cupti_records.h"
+#include "native_guard.h"
+
+namespace paddle_prof::internal {
+
+namespace {
+
+constexpr size_t kBufferBytes = size_t{8} << 20;
+constexpr size_t kBufferAlign = 8;  // CUPTI's requirement
+
+// Runtime and driver API records are what external ids attach to; the rest is timed.
+constexpr CUpti_ActivityKind kKinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+    CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+    CUPTI_ACTIVITY_KIND_RUNTIME,
+    CUPTI_ACTIVITY_KIND_DRIVER,
+};
+
+[[noreturn]] void Fail(const std::string& why) {
+  throw std::runtime_error("paddle_prof: cannot profile the GPU: " + why);
+}
+
+void CheckDevices() {
+  int count = 0;
+  const cudaError_t error = cudaGetDeviceCount(&count);
+  switch (error) {
+    case cudaSuccess:
+      if (count == 0) Fail("no CUDA device was found (the driver reports 0 devices)");
+      return;
+    case cudaErrorNoDevice:
+      Fail("no CUDA device was found (cudaErrorNoDevice)");
+    case cudaErrorInsufficientDriver:
+      Fail(
+          "no usable NVIDIA driver is loaded (cudaErrorInsufficientDriver: none installed, "
+          "or older than the CUDA runtime)");
+    default:
+      Fail(std::string("the CUDA runtime failed to start: ") + cudaGetErrorName(error) + " (" +
+           cudaGetErrorString(error) + ")");
+  }
+}
+
+void CheckCupti(CUptiResult result, const char* what) {
+  if (result == CUPTI_SUCCESS) return;
+  const char* text = nullptr;
+  cuptiGetResultString(result, &text);
+  std::string why = std::string("CUPTI ") + what + " failed with error " +
+                    std::to_string(static_cast<int>(result)) + " (" +
+                    (text != nullptr ? text : "unknown") + ")";
+  if (result == CUPTI_ERROR_UNKNOWN) {
+    why += ": often another profiler holds the GPU, or the driver does not allow profiling here";
+  } else if (result == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
+    why += ": profiling needs NVreg_RestrictProfilingToAdminUsers=0 or root";
+  }
+  Fail(why);
+}
+
+}  // namespace
+
+CuptiTracer& CuptiTracer::Get() {
+  static auto* tracer = new CuptiTracer;  // leaked: CUPTI may call back during exit
+  return *tracer;
+}
+
+void CUPTIAPI CuptiTracer::BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  NativeGuard profiler_memory;  // may run inside a scope: not the program's memory
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(kBufferAlign, kBufferBytes));
+  *size = *buffer != nullptr ? kBufferBytes : 0;
+  *max_records = 0;  // as many as fit
+}
+
+void CUPTIAPI CuptiTracer::BufferCompleted(CUcontext context, uint32_t stream, uint8_t* buffer,
+                                           size_t /*size*/, size_t valid_size) {
+  size_t dropped = 0;
+  cuptiActivityGetNumDroppedRecords(context, stream, &dropped);
+  NativeGuard profiler_memory;
+  CuptiTracer& tracer = Get();
+  std::lock_guard<std::mutex> lock(tracer.mu_);
+  tracer.dropped_ += static_cast<int64_t>(dropped);
+  tracer.buffers_.emplace_back(buffer, valid_size);
+}
+
+void CuptiTracer::Anchor() {
+  // The closest of a few (tick, CUPTI time, tick) triples: the pairing is as good as
+  // the time one CUPTI read takes.
+  uint64_t best_gap = ~uint64_t{0};
+  for (int i = 0; i < 5; ++i) {
+    const uint64_t before = Clock::Now();
+    uint64_t ns = 0;
+    cuptiGetTimestamp(&ns);
+    const uint64_t after = Clock::Now();
+    if (after - before < best_gap) {
+      best_gap = after - before;
+      anchor_tick_ = before + (after - before) / 2;
+      anchor_ns_ = ns;
+    }
+  }
+}
+
+void CuptiTracer::Start() {
+  CheckDevices();
+  if (!callbacks_registered_) {
+    CheckCupti(cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted),
+               "cuptiActivityRegisterCallbacks");
+    callbacks_registered_ = true;
+  }
+  for (size_t i = 0; i < std::size(kKinds); ++i) {
+    const CUptiResult result = cuptiActivityEnable(kKinds[i]);
+    if (result != CUPTI_SUCCESS) {
+      while (i > 0) cuptiActivityDisable(kKinds[--i]);
+      CheckCupti(result, "cuptiActivityEnable");
+    }
+  }
+  Discard();  // whatever an earlier window left behind
+}
+
+std::vector<std::pair<uint8_t*, size_t>> CuptiTracer::TakeBuffers(int64_t* dropped) {
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  std::lock_guard<std::mutex> lock(mu_);
+  *dropped = std::exchange(dropped_, 0);
+  return std::exchange(buffers_, {});
+}
+
+void CuptiTracer::Discard() {
+  int64_t dropped = 0;
+  for (const auto& [buffer, size] : TakeBuffers(&dropped)) std::free(buffer);
+  Anchor();
+}
+
+GpuCapture CuptiTracer::Stop() {
+  for (CUpti_ActivityKind kind : kKinds) cuptiActivityDisable(kind);
+  GpuCapture capture;
+  CuptiRecordReader reader(&capture);
+  for (const auto& [buffer, size] : TakeBuffers(&capture.dropped)) {
+    reader.ReadBuffer(buffer, size);
+    std::free(buffer);
+  }
+  // CUPTI's nanoseconds onto ticks, through the anchor taken when collecting began.
+  const double ticks_per_ns = 1.0 / Clock::NsPerTick();
+  const auto to_tick = [this, ticks_per_ns](uint64_t ns) {
+    const double delta = (static_cast<double>(ns) - static_cast<double>(anchor_ns_)) * ticks_per_ns;
+    return static_cast<uint64_t>(static_cast<double>(anchor_tick_) + delta);
+  };
+  for (GpuActivity& a : capture.activities) {
+    a.start = to_tick(a.start);
+    a.end = to_tick(a.end);
+  }
+  return capture;
+}
+
+GpuTracer* BuildGpuTracer() { return &CuptiTracer::Get(); }
+
+}  // namespace paddle_prof::internal

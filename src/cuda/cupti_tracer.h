@@ -1,0 +1,56 @@
+// The GPU tracer of CUDA builds: CUPTI's activity API collects kernels, copies and
+// memsets with their GPU timestamps, and each scope's id, pushed as CUPTI's external
+// correlation id, ties them to the scope that launched them (as Kineto does). CUPTI
+// hands its buffers back on its own thread; they are only stored there and read when
+// the window closes, off the hot path.
+#ifndef PADDLE_PROF_SRC_CUDA_CUPTI_TRACER_H_
+#define PADDLE_PROF_SRC_CUDA_CUPTI_TRACER_H_
+
+#include <cupti.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "gpu_tracer.h"
+
+namespace paddle_prof::internal {
+
+class CuptiTracer final : public GpuTracer {
+ public:
+  static CuptiTracer& Get();
+
+  void Start() override;
+  void Discard() override;
+  GpuCapture Stop() override;
+  void PushScope(uint64_t scope_id) override {
+    cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, scope_id);
+  }
+  void PopScope() override {
+    uint64_t last = 0;
+    cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+  }
+
+ private:
+  CuptiTracer() = default;
+  static void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);
+  static void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream, uint8_t* buffer,
+                                       size_t size, size_t valid_size);
+  // Takes the buffers CUPTI handed back so far, after making it hand back all it holds.
+  std::vector<std::pair<uint8_t*, size_t>> TakeBuffers(int64_t* dropped);
+  // Pairs a CUPTI timestamp with a tick, to map GPU times onto the events' clock.
+  void Anchor();
+
+  std::mutex mu_;  // guards buffers_ and dropped_ (CUPTI's thread adds to them)
+  std::vector<std::pair<uint8_t*, size_t>> buffers_;
+  int64_t dropped_ = 0;
+  bool callbacks_registered_ = false;
+  uint64_t anchor_tick_ = 0;
+  uint64_t anchor_ns_ = 0;
+};
+
+}  // namespace paddle_prof::internal
+
+#endif  // PADDLE_PROF_SRC_CUDA_CUPTI_TRACER_H_
