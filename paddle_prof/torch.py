@@ -1,4 +1,5 @@
-"""paddle_prof for PyTorch: every ATen op an event, every CPU tensor's memory tracked.
+"""paddle_prof for PyTorch: every ATen op an event, every CPU tensor's memory tracked (and,
+with state 'GPU' or 'All' on a CUDA build, every GPU tensor's).
 
 Example::
 
@@ -31,6 +32,32 @@ try:
 except ImportError as e:  # built without libtorch-dev
     raise ImportError("paddle_prof was built without PyTorch support (CMake did not find "
                       "Torch; install libtorch-dev and rebuild)") from e
+
+
+_warned_cuda = False
+
+
+def _track_cuda_memory(state: str) -> None:
+    """With a GPU state, has the CUDA caching allocator report every GPU tensor's block;
+    warns once when it cannot."""
+    global _warned_cuda
+    if state not in ("GPU", "All") or not torch.cuda.is_available():
+        return
+    if _torch_bridge.WITH_CUDA:
+        torch.cuda.init()  # the tracker attaches to the per-device allocators init creates
+        if _torch_bridge.install_cuda():
+            return
+        reason = ("PyTorch's CUDA caching allocator takes no tracker here (another backend in "
+                  "PYTORCH_CUDA_ALLOC_CONF, a pluggable allocator, or "
+                  "PYTORCH_NO_CUDA_MEMORY_CACHING)")
+    else:
+        reason = ("paddle_prof was built without CUDA support (against a CPU-only PyTorch, or "
+                  f"one older than 2.3); rebuild it against this torch {torch.__version__} "
+                  "(cmake -DPython_EXECUTABLE=<this python>, with the CUDA toolkit installed)")
+    if not _warned_cuda:
+        _warned_cuda = True
+        warnings.warn(f"paddle_prof.torch: GPU memory per op is not tracked: {reason}",
+                      RuntimeWarning, stacklevel=3)
 
 
 def _optimizer_classes() -> List[type]:
@@ -83,6 +110,7 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
         if not _torch_bridge.install(bool(self.record_shapes)):
             warnings.warn("paddle_prof.torch: c10's CPU allocator could not be wrapped; "
                           "ops are profiled but tensor memory is not tracked", RuntimeWarning)
+        _track_cuda_memory(self.state)
         try:
             super().__enter__()
         except BaseException:

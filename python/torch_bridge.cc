@@ -1,14 +1,49 @@
 // paddle_prof._torch_bridge: PyTorch seen through paddle_prof. A global RecordFunction
 // callback turns every ATen op, autograd node and user scope into a RecordEvent on the
-// thread that runs it (intra-op worker threads included), and a wrapper around c10's
-// CPU allocator reports every CPU tensor allocation to the tracker.
+// thread that runs it (intra-op worker threads included), a wrapper around c10's CPU
+// allocator reports every CPU tensor allocation to the tracker, and, on CUDA builds of
+// torch, a trace tracker on the CUDA caching allocator reports every GPU tensor's block.
+//
+// Builds against torch 1.13 (Debian) and 2.x (pip wheels); the differences it meets are
+// gated on TORCH_VERSION_MAJOR/MINOR, which <torch/version.h> defines in both (recent
+// torch forwards it to <torch/headeronly/version.h>).
 #include <ATen/record_function.h>
 #include <c10/core/CPUAllocator.h>
 #include <pybind11/pybind11.h>
+#if __has_include(<torch/version.h>)
+#include <torch/version.h>
+#else
+#include <torch/headeronly/version.h>
+#endif
 
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
 #include <mutex>
 #include <optional>
 #include <string>
+
+#define PADDLE_PROF_TORCH_AT_LEAST(major, minor) \
+  (TORCH_VERSION_MAJOR > (major) ||              \
+   (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
+
+// c10::Allocator::allocate() lost its const in torch 2.3 (pytorch#120969).
+#if PADDLE_PROF_TORCH_AT_LEAST(2, 3)
+#define PADDLE_PROF_ALLOCATE_CONST
+#else
+#define PADDLE_PROF_ALLOCATE_CONST const
+#endif
+
+// PADDLE_PROF_TORCH_CUDA comes from CMake when torch was built with CUDA. The caching
+// allocator's trace trackers (attachAllocatorTraceTracker, TraceEntry::device_) are there
+// from torch 2.2; 2.3 is the oldest release whose header was checked.
+#if defined(PADDLE_PROF_TORCH_CUDA) && PADDLE_PROF_TORCH_CUDA && PADDLE_PROF_TORCH_AT_LEAST(2, 3)
+#include <c10/cuda/CUDACachingAllocator.h>
+#define PADDLE_PROF_CUDA_TRACKING 1
+#else
+#define PADDLE_PROF_CUDA_TRACKING 0
+#endif
 
 #include "native_guard.h"
 #include "paddle_prof/paddle_prof.h"
@@ -78,7 +113,7 @@ class TrackingCPUAllocator final : public c10::Allocator {
  public:
   explicit TrackingCPUAllocator(c10::Allocator* original) : original_(original) {}
 
-  c10::DataPtr allocate(size_t bytes) const override {
+  c10::DataPtr allocate(size_t bytes) PADDLE_PROF_ALLOCATE_CONST override {
     c10::DataPtr block;
     {
       internal::NativeGuard counted_as_cpu;
@@ -91,10 +126,44 @@ class TrackingCPUAllocator final : public c10::Allocator {
     return {data, data, &TrackedDelete, block.device()};
   }
   c10::DeleterFnPtr raw_deleter() const override { return &TrackedDelete; }
+  // Pure virtual in torch 2.x's c10::Allocator (added with copy-on-write storages, which
+  // clone through it); a plain member on 1.13. No `override`, so one declaration serves
+  // both. CPU blocks copy with memcpy, as c10's own CPU allocators do.
+  void copy_data(void* dest, const void* src, std::size_t count) const {
+    std::memcpy(dest, src, count);
+  }
 
  private:
   c10::Allocator* original_;
 };
+
+// ---- CUDA tensors' memory ----
+
+#if PADDLE_PROF_CUDA_TRACKING
+namespace cuda_alloc = c10::cuda::CUDACachingAllocator;
+
+// ALLOC is a block handed to a tensor (or raw_alloc), FREE_REQUESTED the tensor letting it
+// go: what the tensor holds, as torch.cuda.memory_allocated() counts it. FREE_COMPLETED
+// (the block back in the cache once other streams are done with it) and the SEGMENT_*
+// cudaMalloc/cudaFree events are the cache's business. Called with the device allocator's
+// lock held, on the allocating or freeing thread: no torch calls, no GIL here, and
+// RecordAlloc/RecordFree take no lock and guard their own bookkeeping, so no NativeGuard.
+// Fields changed types across 2.x (addr_/size_ int64_t, then size_t), hence the casts.
+void OnCudaTrace(const cuda_alloc::TraceEntry& entry) {
+  const void* ptr = reinterpret_cast<const void*>(static_cast<std::uintptr_t>(entry.addr_));
+  switch (entry.action_) {
+    case cuda_alloc::TraceEntry::ALLOC:
+      RecordAlloc(CUDAPlace(static_cast<int>(entry.device_)), ptr,
+                  static_cast<size_t>(entry.size_));
+      break;
+    case cuda_alloc::TraceEntry::FREE_REQUESTED:
+      RecordFree(CUDAPlace(static_cast<int>(entry.device_)), ptr);
+      break;
+    default:
+      break;
+  }
+}
+#endif
 
 struct Bridge {
   std::mutex mu;
@@ -102,6 +171,7 @@ struct Bridge {
   bool allocator_installed = false;
   std::optional<at::CallbackHandle> callback;
   bool callback_needs_inputs = false;
+  bool cuda_tracking = false;  // a tracker cannot be detached: once per process
 };
 
 Bridge& GetBridge() {
@@ -135,6 +205,40 @@ bool Install(bool record_shapes) {
   return b.allocator_installed;
 }
 
+// Attaches the tracker to the CUDA caching allocator once per process. Returns whether GPU
+// blocks are now reported: not before torch.cuda.init() (trackers go to the per-device
+// allocators that exist; newer torch asserts they do), nor with another backend
+// (cudaMallocAsync, a pluggable allocator) or PYTORCH_NO_CUDA_MEMORY_CACHING set, whose
+// cudaMalloc/cudaFree never pass through the traced cache.
+bool InstallCuda() {
+#if PADDLE_PROF_CUDA_TRACKING
+  Bridge& b = GetBridge();
+  std::lock_guard<std::mutex> lock(b.mu);
+  if (b.cuda_tracking) return true;
+  const char* uncached = std::getenv("PYTORCH_NO_CUDA_MEMORY_CACHING");
+  if (uncached != nullptr && std::strcmp(uncached, "0") != 0) return false;
+  cuda_alloc::CUDAAllocator* allocator = cuda_alloc::get();
+  try {
+    if (allocator == nullptr || !allocator->initialized() || allocator->name() != "native") {
+      return false;
+    }
+    allocator->attachAllocatorTraceTracker(&OnCudaTrace);
+  } catch (const std::exception&) {  // c10::Error from a backend that has no trackers
+    return false;
+  }
+  b.cuda_tracking = true;
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool CudaTracking() {
+  Bridge& b = GetBridge();
+  std::lock_guard<std::mutex> lock(b.mu);
+  return b.cuda_tracking;
+}
+
 // Ops cost nothing extra once the profiler is closed.
 void RemoveCallback() {
   Bridge& b = GetBridge();
@@ -150,4 +254,10 @@ PYBIND11_MODULE(_torch_bridge, m) {
   m.doc() = "paddle_prof's PyTorch bridge; use paddle_prof.torch instead.";
   m.def("install", &paddle_prof::Install, py::arg("record_shapes"));
   m.def("remove_callback", &paddle_prof::RemoveCallback);
+  // Without the GIL: attaching takes each device allocator's lock, and a thread holding
+  // one may be waiting for the GIL (a Python out-of-memory observer runs under it).
+  m.def("install_cuda", &paddle_prof::InstallCuda, py::call_guard<py::gil_scoped_release>());
+  m.def("cuda_tracking", &paddle_prof::CudaTracking);
+  // Whether this bridge can follow GPU tensors at all (built against a CUDA torch >= 2.3).
+  m.attr("WITH_CUDA") = py::bool_(PADDLE_PROF_CUDA_TRACKING != 0);
 }

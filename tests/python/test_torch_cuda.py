@@ -1,0 +1,80 @@
+"""paddle_prof.torch on a CUDA GPU: GPU memory and GPU time per ATen op. Skipped where
+PyTorch has no usable GPU (benchmarks/gpu_check.sh runs it on a machine with one)."""
+
+import io
+import json
+
+import pytest
+
+torch = pytest.importorskip('torch', reason='PyTorch is not installed')
+pytest.importorskip('paddle_prof._torch_bridge', reason='paddle_prof was built without Torch')
+if not torch.cuda.is_available():
+    pytest.skip('PyTorch sees no CUDA GPU here', allow_module_level=True)
+
+import paddle_prof  # noqa: E402
+import paddle_prof.torch  # noqa: E402
+from paddle_prof import _torch_bridge  # noqa: E402
+
+
+def rows(report, name):
+    return [e for e in report.events if e.name == name]
+
+
+def test_gpu_tensor_of_a_known_size_reads_exactly():
+    assert _torch_bridge.WITH_CUDA, 'the bridge was built without CUDA tensor tracking'
+    with paddle_prof.torch.profiler('GPU', stream=io.StringIO()) as prof:
+        with paddle_prof.record_event('fill_constant'):
+            x = torch.empty(1000, 784, dtype=torch.float32, device='cuda')
+            torch.cuda.synchronize()
+    assert _torch_bridge.cuda_tracking()
+    fill = rows(prof.report, 'fill_constant')[0]
+    assert fill.memory['CUDA:0']['peak_bytes'] == 3136000, prof.report.table()
+    assert fill.memory['CUDA:0']['live_bytes'] == 3136000
+    assert fill.memory['CUDA:0']['alloc_count'] == 1
+    del x
+
+
+def test_training_step_reports_gpu_memory_and_time_per_op(tmp_path):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.ReLU(),
+                                torch.nn.Linear(512, 10)).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    data = torch.randn(256, 784, device='cuda')
+    target = torch.randint(0, 10, (256,), device='cuda')
+
+    def step():
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(data), target)
+        loss.backward()
+        opt.step()
+
+    step()  # cuBLAS handles and kernels loaded outside the window
+    torch.cuda.synchronize()
+    path = str(tmp_path / 'gpu_profile.json')
+    with paddle_prof.torch.profiler('All', profile_path=path, stream=io.StringIO()) as prof:
+        for _ in range(3):
+            with paddle_prof.record_event('train_step'):
+                step()
+                torch.cuda.synchronize()
+            paddle_prof.mark_step()
+    report = prof.report
+    print(report.table())
+
+    assert [p.place for p in report.places].count('CUDA:0') == 1
+    addmm = rows(report, 'aten::addmm')
+    assert addmm and sum(r.calls for r in addmm) == 6  # two Linear layers, three steps
+    for r in addmm:
+        assert r.gpu_total_ms > 0
+        assert r.gpu_min_ms <= r.gpu_ave_ms <= r.gpu_max_ms
+        # The output (256x512 or 256x10 float32) is allocated inside the op, on the GPU.
+        assert r.memory['CUDA:0']['peak_bytes'] >= 256 * 10 * 4
+    # Synchronised inside the scope: its GPU time (kernels merged, not summed) lies
+    # within its wall time.
+    train = rows(report, 'train_step')[0]
+    assert 0 < train.gpu_total_ms <= train.total_ms
+    assert train.gpu_max_ms <= train.max_ms
+    assert any('CUDA:0' in r.memory and r.memory['CUDA:0']['peak_bytes'] > 0
+               for r in report.events if r.name.startswith('aten::'))
+    trace = json.load(open(path))['traceEvents']
+    assert any(e.get('cat') == 'kernel' for e in trace)
+    assert any(e.get('ph') == 's' for e in trace) and any(e.get('ph') == 'f' for e in trace)
