@@ -1,8 +1,9 @@
 """What profiling costs a PyTorch training loop: examples/train_cnn.py's model and step,
-unprofiled vs paddle_prof.torch (memory tracked) vs paddle_prof.torch with native tracking
-(every malloc, under the preload library; timed in a child process started with it) vs
-torch.profiler(profile_memory=True, record_shapes=True), interleaved so that the
-machine's drift hits all of them alike.
+unprofiled vs paddle_prof.torch (memory tracked) vs torch.profiler(profile_memory=True,
+record_shapes=True), and, in child processes (the malloc hooks must be loaded at the
+start), unprofiled vs paddle_prof.torch vs paddle_prof.torch with native tracking (every
+malloc, under the preload library); interleaved so that the machine's drift hits all of
+them alike.
 
     PYTHONPATH=build/python python3 benchmarks/torch_overhead.py [--rounds 7] [--steps 20]
 
@@ -77,11 +78,11 @@ def with_torch_profiler(step, steps: int) -> tuple:
 PRELOAD = os.path.join(os.path.dirname(paddle_prof.__file__), "libpaddle_prof_preload.so")
 
 
-def with_native_tracking(args):
-    """paddle_prof with the malloc hooks, which must be there from the process's start:
-    a child process started with them times the same loop."""
-    env = dict(os.environ, LD_PRELOAD=PRELOAD)
-    out = subprocess.run([sys.executable, __file__, "--child", "--steps", str(args.steps),
+def in_child(args, mode: str, preload: bool) -> tuple:
+    """One timed loop in a fresh child process: the malloc hooks must be there from the
+    process's start, and its baseline is a child started the same way without them."""
+    env = dict(os.environ, LD_PRELOAD=PRELOAD) if preload else dict(os.environ)
+    out = subprocess.run([sys.executable, __file__, "--child", mode, "--steps", str(args.steps),
                           "--batch-size", str(args.batch_size)],
                          env=env, capture_output=True, text=True, check=True).stdout
     loop, total = json.loads(out.strip().splitlines()[-1])
@@ -93,21 +94,24 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=["unprofiled", "paddle_prof"], help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     step = make_step(args.batch_size)
-    if args.child:  # one timed paddle_prof loop, under the preload library
-        with_paddle_prof(step, 2)
-        print(json.dumps(with_paddle_prof(step, args.steps)))
+    if args.child:  # one timed loop in this child process
+        run = unprofiled if args.child == "unprofiled" else with_paddle_prof
+        run(step, 2)
+        print(json.dumps(run(step, args.steps)))
         return
     setups = {"unprofiled": unprofiled, "paddle_prof": with_paddle_prof,
               "torch.profiler": with_torch_profiler}
+    in_process = list(setups)
     if os.path.exists(PRELOAD):
-        setups["paddle_prof+native"] = lambda _step, _steps: with_native_tracking(args)
-    for name, run in setups.items():  # warm up every in-process path once
-        if name != "paddle_prof+native":
-            run(step, 2)
+        setups["child: unprofiled"] = lambda _s, _n: in_child(args, "unprofiled", False)
+        setups["child: paddle_prof"] = lambda _s, _n: in_child(args, "paddle_prof", False)
+        setups["child: +native"] = lambda _s, _n: in_child(args, "paddle_prof", True)
+    for name in in_process:  # warm up every in-process path once
+        setups[name](step, 2)
     times = {name: ([], []) for name in setups}
     for _ in range(args.rounds):
         for name, run in setups.items():
@@ -115,11 +119,13 @@ def main() -> None:
             times[name][0].append(loop)
             times[name][1].append(total)
 
-    base_loop = statistics.median(times["unprofiled"][0])
     print(f"{args.rounds} rounds of {args.steps} steps, batch {args.batch_size}, "
-          f"{torch.get_num_threads()} intra-op threads; medians:")
+          f"{torch.get_num_threads()} intra-op threads; medians, ratios to the unprofiled "
+          "loop of the same process kind:")
     print(f"{'setup':20} {'loop ms':>9} {'ratio':>7} {'with report ms':>15} {'ratio':>7}")
     for name, (loops, totals) in times.items():
+        base = "child: unprofiled" if name.startswith("child") else "unprofiled"
+        base_loop = statistics.median(times[base][0])
         loop, total = statistics.median(loops), statistics.median(totals)
         print(f"{name:20} {loop * 1e3:9.1f} {loop / base_loop:7.3f} {total * 1e3:15.1f} "
               f"{total / base_loop:7.3f}")
