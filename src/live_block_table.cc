@@ -29,36 +29,6 @@ BlockTable::BlockTable(size_t slots) : count_(slots), shift_(64) {
 
 BlockTable::~BlockTable() { munmap(slots_, count_ * sizeof(Slot)); }
 
-bool BlockTable::Insert(const void* ptr, const LiveBlock& block) {
-  const auto key = reinterpret_cast<uintptr_t>(ptr);
-  const size_t mask = count_ - 1;
-  for (size_t i = Home(key), n = 0; n < kMaxProbe; i = (i + 1) & mask, ++n) {
-    Slot& s = slots_[i];
-    // Only this thread turns a free slot into a used one: no compare-and-swap needed.
-    if (s.key.load(kRelaxed) < kFirstKey) {
-      s.Write(block);
-      s.key.store(key, std::memory_order_release);  // publishes the fields
-      return true;
-    }
-  }
-  return false;
-}
-
-bool BlockTable::Remove(const void* ptr, LiveBlock* block) {
-  const auto key = reinterpret_cast<uintptr_t>(ptr);
-  const size_t mask = count_ - 1;
-  for (size_t i = Home(key), n = 0; n < kMaxProbe; i = (i + 1) & mask, ++n) {
-    Slot& s = slots_[i];
-    const uintptr_t k = s.key.load(std::memory_order_acquire);
-    if (k == kEmpty) return false;  // never used past here: the block is not in this table
-    if (k != key) continue;
-    s.Read(block);
-    s.key.store(kTombstone, kRelaxed);
-    return true;
-  }
-  return false;
-}
-
 namespace {
 
 std::mutex& RegistryMutex() {
@@ -118,10 +88,10 @@ void LiveBlocks::Prefetch(const void* ptr) {
   }
 }
 
-bool LiveBlocks::Insert(const void* ptr, const LiveBlock& block) {
+bool LiveBlocks::InsertSlow(const void* ptr, const LiveBlock& block) {
   ThreadTables* t = Own();
   BlockTable* table = t->newest.load(kRelaxed);
-  if (table != nullptr && table->Insert(ptr, block)) return true;
+  if (table != nullptr && table->Insert(ptr, block)) return true;  // a table of a new thread
   // Full (or first): a table twice as large takes the new blocks; the older ones keep
   // theirs until they are freed.
   try {
@@ -135,10 +105,12 @@ bool LiveBlocks::Insert(const void* ptr, const LiveBlock& block) {
   }
 }
 
-bool LiveBlocks::Remove(const void* ptr, LiveBlock* block) {
+bool LiveBlocks::RemoveSlow(const void* ptr, LiveBlock* block) {
   ThreadTables* own = LiveBlocks::own_;
   if (own != nullptr) {
-    for (BlockTable* table = own->newest.load(kRelaxed); table != nullptr; table = table->older) {
+    const BlockTable* newest = own->newest.load(kRelaxed);
+    for (BlockTable* table = newest != nullptr ? newest->older : nullptr; table != nullptr;
+         table = table->older) {
       if (table->Remove(ptr, block)) return true;
     }
   }

@@ -41,8 +41,35 @@ class BlockTable {
   BlockTable& operator=(const BlockTable&) = delete;
   ~BlockTable();
 
-  bool Insert(const void* ptr, const LiveBlock& block);  // owner only; false when full
-  bool Remove(const void* ptr, LiveBlock* block);
+  // Inline: every tracked allocation and free goes through them.
+  bool Insert(const void* ptr, const LiveBlock& block) {  // owner only; false when full
+    const auto key = reinterpret_cast<uintptr_t>(ptr);
+    const size_t mask = count_ - 1;
+    for (size_t i = Home(key), n = 0; n < kMaxProbe; i = (i + 1) & mask, ++n) {
+      Slot& s = slots_[i];
+      // Only this thread turns a free slot into a used one: no compare-and-swap needed.
+      if (s.key.load(std::memory_order_relaxed) < kFirstKey) {
+        s.Write(block);
+        s.key.store(key, std::memory_order_release);  // publishes the fields
+        return true;
+      }
+    }
+    return false;
+  }
+  bool Remove(const void* ptr, LiveBlock* block) {
+    const auto key = reinterpret_cast<uintptr_t>(ptr);
+    const size_t mask = count_ - 1;
+    for (size_t i = Home(key), n = 0; n < kMaxProbe; i = (i + 1) & mask, ++n) {
+      Slot& s = slots_[i];
+      const uintptr_t k = s.key.load(std::memory_order_acquire);
+      if (k == kEmpty) return false;  // never used past here: the block is not in this table
+      if (k != key) continue;
+      s.Read(block);
+      s.key.store(kTombstone, std::memory_order_relaxed);
+      return true;
+    }
+    return false;
+  }
   void Prefetch(const void* ptr) const {
     __builtin_prefetch(&slots_[Home(reinterpret_cast<uintptr_t>(ptr))], 1);
   }
@@ -150,6 +177,10 @@ class LiveBlocks {
     return t != nullptr ? t : RegisterThisThread();
   }
   static ThreadTables* RegisterThisThread();
+  // The thread's first block, a full table; a block in an older table or another
+  // thread's.
+  static bool InsertSlow(const void* ptr, const LiveBlock& block);
+  static bool RemoveSlow(const void* ptr, LiveBlock* block);
 };
 
 // The tables of one thread (or of threads that exited: a new thread adopts them, so
@@ -160,6 +191,19 @@ struct LiveBlocks::ThreadTables {
   std::atomic<ThreadTables*> next{nullptr};  // the registry's list, append-only
   std::atomic<int64_t> per_thread_live{0};   // see LiveBlocks::AddPerThread
 };
+
+// The common case inline: the thread's newest table.
+inline bool LiveBlocks::Insert(const void* ptr, const LiveBlock& block) {
+  ThreadTables* t = own_;
+  BlockTable* table = t != nullptr ? t->newest.load(std::memory_order_relaxed) : nullptr;
+  return (table != nullptr && table->Insert(ptr, block)) || InsertSlow(ptr, block);
+}
+
+inline bool LiveBlocks::Remove(const void* ptr, LiveBlock* block) {
+  ThreadTables* t = own_;
+  BlockTable* table = t != nullptr ? t->newest.load(std::memory_order_relaxed) : nullptr;
+  return (table != nullptr && table->Remove(ptr, block)) || RemoveSlow(ptr, block);
+}
 
 inline void LiveBlocks::AddPerThread(int64_t delta) {
   std::atomic<int64_t>& live = Own()->per_thread_live;  // this thread's own counter

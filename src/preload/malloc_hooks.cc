@@ -86,19 +86,15 @@ inline int TrackingPlace() {
   return g_native_place.load(std::memory_order_relaxed);
 }
 
+// The tracker's own allocations (a new table, a thread's first registration, a record
+// chunk) take the guard where they happen, off the common path.
 inline void* Allocated(int place, void* ptr, size_t size) {
-  if (place >= 0 && ptr != nullptr) {
-    NativeGuard tracking;  // what the tracker allocates is the profiler's
-    TrackAlloc(place, ptr, size);
-  }
+  if (place >= 0 && ptr != nullptr) TrackAlloc(place, ptr, size);
   return ptr;
 }
 
 inline void Freed(int place, void* ptr) {
-  if (place >= 0 && ptr != nullptr) {
-    NativeGuard tracking;
-    TrackFree(place, ptr);
-  }
+  if (place >= 0 && ptr != nullptr) TrackFree(place, ptr);
 }
 
 }  // namespace
