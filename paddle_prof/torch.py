@@ -38,10 +38,14 @@ _warned_cuda = False
 
 
 def _track_cuda_memory(state: str) -> None:
-    """With a GPU state, has the CUDA caching allocator report every GPU tensor's block;
-    warns once when it cannot."""
+    """Has the CUDA caching allocator report every GPU tensor's block: with a GPU state,
+    and with 'CPU' too once the program uses CUDA (a CPU profile does not start CUDA on
+    its own). Warns once when it cannot."""
     global _warned_cuda
-    if state not in ("GPU", "All") or not torch.cuda.is_available():
+    if not torch.cuda.is_available():
+        return
+    gpu_state = state in ("GPU", "All")
+    if not gpu_state and not torch.cuda.is_initialized():
         return
     if _torch_bridge.WITH_CUDA:
         torch.cuda.init()  # the tracker attaches to the per-device allocators init creates

@@ -20,6 +20,18 @@ def rows(report, name):
     return [e for e in report.events if e.name == name]
 
 
+def test_cpu_state_tracks_gpu_tensors_once_cuda_is_in_use():
+    # First in the file: the tracker, once attached, stays for the process.
+    torch.zeros(1, device='cuda')  # the program uses CUDA before profiling
+    with paddle_prof.torch.profiler('CPU', stream=io.StringIO()) as prof:
+        with paddle_prof.record_event('make_weights'):
+            w = torch.empty(512, 1024, dtype=torch.float32, device='cuda')
+    make = rows(prof.report, 'make_weights')[0]
+    assert make.memory['CUDA:0']['peak_bytes'] == 512 * 1024 * 4, prof.report.table()
+    assert make.gpu_total_ms is None  # no GPU timing in a CPU profile
+    del w
+
+
 def test_gpu_tensor_of_a_known_size_reads_exactly():
     assert _torch_bridge.WITH_CUDA, 'the bridge was built without CUDA tensor tracking'
     with paddle_prof.torch.profiler('GPU', stream=io.StringIO()) as prof:
