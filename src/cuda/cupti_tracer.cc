@@ -6,9 +6,9 @@
 #include <iterator>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "clock.h"
-#include "cuda/cupti_records.h"
 #include "native_guard.h"
 
 namespace paddle_prof::internal {
@@ -84,11 +84,15 @@ void CUPTIAPI CuptiTracer::BufferCompleted(CUcontext context, uint32_t stream, u
                                            size_t /*size*/, size_t valid_size) {
   size_t dropped = 0;
   cuptiActivityGetNumDroppedRecords(context, stream, &dropped);
-  NativeGuard profiler_memory;
+  NativeGuard profiler_memory;  // the records read are the profiler's memory
   CuptiTracer& tracer = Get();
-  std::lock_guard<std::mutex> lock(tracer.mu_);
-  tracer.dropped_ += static_cast<int64_t>(dropped);
-  tracer.buffers_.emplace_back(buffer, valid_size);
+  {
+    std::lock_guard<std::mutex> lock(tracer.mu_);
+    if (!tracer.reader_) tracer.reader_.emplace(&tracer.capture_);
+    tracer.reader_->ReadBuffer(buffer, valid_size);
+    tracer.capture_.dropped += static_cast<int64_t>(dropped);
+  }
+  std::free(buffer);
 }
 
 void CuptiTracer::Anchor() {
@@ -125,27 +129,26 @@ void CuptiTracer::Start() {
   Discard();  // whatever an earlier window left behind
 }
 
-std::vector<std::pair<uint8_t*, size_t>> CuptiTracer::TakeBuffers(int64_t* dropped) {
+GpuCapture CuptiTracer::TakeCapture() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   std::lock_guard<std::mutex> lock(mu_);
-  *dropped = std::exchange(dropped_, 0);
-  return std::exchange(buffers_, {});
+  // The reader points into capture_ and keeps views of its names: both start afresh.
+  GpuCapture taken = std::move(capture_);
+  capture_ = GpuCapture{};
+  reader_.emplace(&capture_);
+  return taken;
 }
 
 void CuptiTracer::Discard() {
-  int64_t dropped = 0;
-  for (const auto& [buffer, size] : TakeBuffers(&dropped)) std::free(buffer);
+  NativeGuard profiler_memory;
+  TakeCapture();
   Anchor();
 }
 
 GpuCapture CuptiTracer::Stop() {
   for (CUpti_ActivityKind kind : kKinds) cuptiActivityDisable(kind);
-  GpuCapture capture;
-  CuptiRecordReader reader(&capture);
-  for (const auto& [buffer, size] : TakeBuffers(&capture.dropped)) {
-    reader.ReadBuffer(buffer, size);
-    std::free(buffer);
-  }
+  NativeGuard profiler_memory;
+  GpuCapture capture = TakeCapture();
   // CUPTI's nanoseconds onto ticks, through the anchor taken when collecting began.
   const double ticks_per_ns = 1.0 / Clock::NsPerTick();
   const auto to_tick = [this, ticks_per_ns](uint64_t ns) {

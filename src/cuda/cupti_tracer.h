@@ -1,8 +1,9 @@
 // The GPU tracer of CUDA builds: CUPTI's activity API collects kernels, copies and
 // memsets with their GPU timestamps, and each scope's id, pushed as CUPTI's external
 // correlation id, ties them to the scope that launched them (as Kineto does). CUPTI
-// hands its buffers back on its own thread; they are only stored there and read when
-// the window closes, off the hot path.
+// hands its buffers back on its own thread (or the one that flushes); they are read
+// there, off the hot path, into compact records, and given back at once: the API
+// records that carry the correlations, the bulk of a buffer, are not kept.
 #ifndef PADDLE_PROF_SRC_CUDA_CUPTI_TRACER_H_
 #define PADDLE_PROF_SRC_CUDA_CUPTI_TRACER_H_
 
@@ -11,9 +12,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
-#include <utility>
-#include <vector>
+#include <optional>
 
+#include "cuda/cupti_records.h"
 #include "gpu_tracer.h"
 
 namespace paddle_prof::internal {
@@ -38,14 +39,14 @@ class CuptiTracer final : public GpuTracer {
   static void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);
   static void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream, uint8_t* buffer,
                                        size_t size, size_t valid_size);
-  // Takes the buffers CUPTI handed back so far, after making it hand back all it holds.
-  std::vector<std::pair<uint8_t*, size_t>> TakeBuffers(int64_t* dropped);
+  // What was read since the last call, after making CUPTI hand back all it holds.
+  GpuCapture TakeCapture();
   // Pairs a CUPTI timestamp with a tick, to map GPU times onto the events' clock.
   void Anchor();
 
-  std::mutex mu_;  // guards buffers_ and dropped_ (CUPTI's thread adds to them)
-  std::vector<std::pair<uint8_t*, size_t>> buffers_;
-  int64_t dropped_ = 0;
+  std::mutex mu_;  // guards capture_ and reader_ (CUPTI's thread adds to them)
+  GpuCapture capture_;
+  std::optional<CuptiRecordReader> reader_;  // reads into capture_
   bool callbacks_registered_ = false;
   uint64_t anchor_tick_ = 0;
   uint64_t anchor_ns_ = 0;
