@@ -19,6 +19,7 @@ if [ -n "${PADDLE_PROF_DEPS:-}" ]; then
   export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 [ -d /usr/local/cuda/bin ] && export PATH="/usr/local/cuda/bin:$PATH"
+export CMAKE_POLICY_VERSION_MINIMUM=3.5  # CMake 4 reading older packages' config files
 
 echo "=== machine"
 nvidia-smi -L || echo "nvidia-smi: not available"
@@ -35,12 +36,13 @@ configure() {
       -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHITECTURES:-90}" "$@"
 }
 status=0
-# PyTorch's CMake package can fail on a machine's CUDA setup: the C++ checks still run.
+# Configuring the Python side can fail on a machine's setup (no Python headers, PyTorch's
+# CMake package and the local CUDA): the C++ checks still run.
 if ! configure; then
-  echo "FAIL: configuring with PyTorch failed; again without the torch bridge"
+  echo "FAIL: configuring the Python extension or the torch bridge failed; again without"
   status=1
   rm -rf "$build"
-  configure -DPADDLE_PROF_WITH_TORCH=OFF || exit 1
+  configure -DPADDLE_PROF_BUILD_PYTHON=OFF || exit 1
 fi
 if ! grep -q "PADDLE_PROF_WITH_CUDA:BOOL=ON" "$build/CMakeCache.txt"; then
   echo "FAIL: the CUDA toolkit with CUPTI was not found; CUPTI libraries on this machine:"
