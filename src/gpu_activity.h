@@ -6,8 +6,6 @@
 #define PADDLE_PROF_SRC_GPU_ACTIVITY_H_
 
 #include <cstdint>
-#include <deque>
-#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -16,7 +14,7 @@ namespace paddle_prof::internal {
 struct GpuActivity {
   enum class Kind : uint8_t { kKernel, kMemcpy, kMemset };
   Kind kind = Kind::kKernel;
-  const char* name = nullptr;  // the kernel's name, or "Memcpy HtoD", "Memset", ...
+  const char* name = nullptr;  // the kernel's (interned), or "Memcpy HtoD", "Memset", ...
   uint64_t start = 0;          // ticks of paddle_prof's clock
   uint64_t end = 0;
   int device = 0;
@@ -29,8 +27,7 @@ struct GpuCapture {
   // GPU API call (correlation id) -> the id of the scope open when it was made
   // (GpuScopeId). Calls made with no scope open are absent.
   std::unordered_map<uint32_t, uint64_t> scope_of_call;
-  int64_t dropped = 0;            // records the tracer lost (its buffers were full)
-  std::deque<std::string> names;  // storage for the activities' names
+  int64_t dropped = 0;  // records the tracer lost (its buffers were full)
 };
 
 // The id a scope pushes as the external correlation id of the GPU work it launches:

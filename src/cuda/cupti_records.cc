@@ -24,12 +24,7 @@ const char* MemcpyName(uint8_t copy_kind) {
 }  // namespace
 
 const char* CuptiRecordReader::Name(const char* name) {
-  if (name == nullptr) return "(unnamed kernel)";
-  const std::string_view view(name);
-  if (const auto it = names_.find(view); it != names_.end()) return it->second;
-  const std::string& stored = capture_->names.emplace_back(view);
-  names_.emplace(stored, stored.c_str());
-  return stored.c_str();
+  return name != nullptr ? names_.Intern(name) : "(unnamed kernel)";
 }
 
 void CuptiRecordReader::Read(const CUpti_Activity& record) {

@@ -8,10 +8,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <string_view>
-#include <unordered_map>
 
 #include "gpu_activity.h"
+#include "name_interner.h"
 
 namespace paddle_prof::internal {
 
@@ -28,7 +27,7 @@ class CuptiRecordReader {
   const char* Name(const char* name);
 
   GpuCapture* capture_;
-  std::unordered_map<std::string_view, const char*> names_;  // views into capture_->names
+  NameCache names_;  // kernel names outlive CUPTI's strings, as event names do
 };
 
 }  // namespace paddle_prof::internal

@@ -132,7 +132,7 @@ void CuptiTracer::Start() {
 GpuCapture CuptiTracer::TakeCapture() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   std::lock_guard<std::mutex> lock(mu_);
-  // The reader points into capture_ and keeps views of its names: both start afresh.
+  // The reader points into capture_: both start afresh.
   GpuCapture taken = std::move(capture_);
   capture_ = GpuCapture{};
   reader_.emplace(&capture_);
