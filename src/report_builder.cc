@@ -258,11 +258,6 @@ void AddWarnings(const Collection& c, const LeftOut& left_out, Report* report) {
 }
 
 double SortValue(const EventRow& row, EventSortingKey key) {
-  auto memory_sum = [&row](int64_t MemoryStats::*field) {
-    int64_t sum = 0;
-    for (const auto& [place, stats] : row.memory) sum += stats.*field;
-    return static_cast<double>(sum);
-  };
   switch (key) {
     case EventSortingKey::kCalls:
       return static_cast<double>(row.calls);
@@ -275,9 +270,9 @@ double SortValue(const EventRow& row, EventSortingKey key) {
     case EventSortingKey::kAve:
       return row.ave_ms;
     case EventSortingKey::kPeakMemory:
-      return memory_sum(&MemoryStats::peak_bytes);
+      return static_cast<double>(SumOverPlaces(row, &MemoryStats::peak_bytes));
     case EventSortingKey::kLiveMemory:
-      return memory_sum(&MemoryStats::live_bytes);
+      return static_cast<double>(SumOverPlaces(row, &MemoryStats::live_bytes));
     case EventSortingKey::kDefault:
     case EventSortingKey::kTotal:
       break;
@@ -286,6 +281,12 @@ double SortValue(const EventRow& row, EventSortingKey key) {
 }
 
 }  // namespace
+
+int64_t SumOverPlaces(const EventRow& row, int64_t MemoryStats::*field) {
+  int64_t sum = 0;
+  for (const auto& [place, stats] : row.memory) sum += stats.*field;
+  return sum;
+}
 
 void SortRows(EventSortingKey key, std::vector<EventRow>* rows) {
   std::sort(rows->begin(), rows->end(), [key](const EventRow& a, const EventRow& b) {

@@ -4,6 +4,7 @@
 #ifndef PADDLE_PROF_SRC_REPORT_BUILDER_H_
 #define PADDLE_PROF_SRC_REPORT_BUILDER_H_
 
+#include <cstdint>
 #include <vector>
 
 #include "collection.h"
@@ -15,6 +16,10 @@ Report BuildReport(const Collection& collection, EventSortingKey key, bool per_t
 
 // Largest first by `key`; ties by name, then tag, then thread.
 void SortRows(EventSortingKey key, std::vector<EventRow>* rows);
+
+// A row's memory figure summed over places: what the memory sort keys and the table's
+// memory columns show.
+int64_t SumOverPlaces(const EventRow& row, int64_t MemoryStats::*field);
 
 }  // namespace paddle_prof::internal
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "paddle_prof/report.h"
+#include "report_builder.h"
 
 namespace paddle_prof {
 
@@ -29,12 +30,6 @@ std::string FormatBytes(int64_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), unit == 0 ? "%.0f %s" : "%.2f %s", value, kUnits[unit]);
   return buf;
-}
-
-int64_t SumOverPlaces(const EventRow& row, int64_t MemoryStats::*field) {
-  int64_t sum = 0;
-  for (const auto& [place, stats] : row.memory) sum += stats.*field;
-  return sum;
 }
 
 std::string SortDescription(EventSortingKey key) {
@@ -110,8 +105,8 @@ std::string Report::Table(bool detailed) const {
       }
     }
     if (!places.empty()) {
-      line.push_back(FormatBytes(SumOverPlaces(row, &MemoryStats::peak_bytes)));
-      line.push_back(FormatBytes(SumOverPlaces(row, &MemoryStats::live_bytes)));
+      line.push_back(FormatBytes(internal::SumOverPlaces(row, &MemoryStats::peak_bytes)));
+      line.push_back(FormatBytes(internal::SumOverPlaces(row, &MemoryStats::live_bytes)));
     }
     if (detailed) {
       for (const PlaceSummary& p : places) {
