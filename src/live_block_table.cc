@@ -83,9 +83,7 @@ int64_t LiveBlocks::PerThreadLive() {
 }
 
 void LiveBlocks::Prefetch(const void* ptr) {
-  if (ThreadTables* t = LiveBlocks::own_) {
-    if (const BlockTable* table = t->newest.load(kRelaxed)) table->Prefetch(ptr);
-  }
+  if (const BlockTable* table = OwnNewest()) table->Prefetch(ptr);
 }
 
 bool LiveBlocks::InsertSlow(const void* ptr, const LiveBlock& block) {
@@ -106,15 +104,13 @@ bool LiveBlocks::InsertSlow(const void* ptr, const LiveBlock& block) {
 }
 
 bool LiveBlocks::RemoveSlow(const void* ptr, LiveBlock* block) {
-  ThreadTables* own = LiveBlocks::own_;
-  if (own != nullptr) {
-    const BlockTable* newest = own->newest.load(kRelaxed);
-    for (BlockTable* table = newest != nullptr ? newest->older : nullptr; table != nullptr;
-         table = table->older) {
-      if (table->Remove(ptr, block)) return true;
-    }
+  // The newest table was tried inline: the thread's older ones, then other threads'.
+  const BlockTable* newest = OwnNewest();
+  for (BlockTable* table = newest != nullptr ? newest->older : nullptr; table != nullptr;
+       table = table->older) {
+    if (table->Remove(ptr, block)) return true;
   }
-  // Allocated on another thread.
+  const ThreadTables* own = own_;
   for (ThreadTables* t = First(); t != nullptr; t = t->next.load(std::memory_order_acquire)) {
     if (t == own) continue;
     for (BlockTable* table = t->newest.load(std::memory_order_acquire); table != nullptr;

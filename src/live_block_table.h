@@ -177,6 +177,8 @@ class LiveBlocks {
     return t != nullptr ? t : RegisterThisThread();
   }
   static ThreadTables* RegisterThisThread();
+  // The calling thread's newest table, without registering; nullptr if it has none.
+  static BlockTable* OwnNewest();
   // The thread's first block, a full table; a block in an older table or another
   // thread's.
   static bool InsertSlow(const void* ptr, const LiveBlock& block);
@@ -192,16 +194,19 @@ struct LiveBlocks::ThreadTables {
   std::atomic<int64_t> per_thread_live{0};   // see LiveBlocks::AddPerThread
 };
 
+inline BlockTable* LiveBlocks::OwnNewest() {
+  ThreadTables* t = own_;
+  return t != nullptr ? t->newest.load(std::memory_order_relaxed) : nullptr;
+}
+
 // The common case inline: the thread's newest table.
 inline bool LiveBlocks::Insert(const void* ptr, const LiveBlock& block) {
-  ThreadTables* t = own_;
-  BlockTable* table = t != nullptr ? t->newest.load(std::memory_order_relaxed) : nullptr;
+  BlockTable* table = OwnNewest();
   return (table != nullptr && table->Insert(ptr, block)) || InsertSlow(ptr, block);
 }
 
 inline bool LiveBlocks::Remove(const void* ptr, LiveBlock* block) {
-  ThreadTables* t = own_;
-  BlockTable* table = t != nullptr ? t->newest.load(std::memory_order_relaxed) : nullptr;
+  BlockTable* table = OwnNewest();
   return (table != nullptr && table->Remove(ptr, block)) || RemoveSlow(ptr, block);
 }
 
