@@ -88,8 +88,7 @@ void CUPTIAPI CuptiTracer::BufferCompleted(CUcontext context, uint32_t stream, u
   CuptiTracer& tracer = Get();
   {
     std::lock_guard<std::mutex> lock(tracer.mu_);
-    if (!tracer.reader_) tracer.reader_.emplace(&tracer.capture_);
-    tracer.reader_->ReadBuffer(buffer, valid_size);
+    tracer.reader_.ReadBuffer(buffer, valid_size);
     tracer.capture_.dropped += static_cast<int64_t>(dropped);
   }
   std::free(buffer);
@@ -132,10 +131,8 @@ void CuptiTracer::Start() {
 GpuCapture CuptiTracer::TakeCapture() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   std::lock_guard<std::mutex> lock(mu_);
-  // The reader points into capture_: both start afresh.
   GpuCapture taken = std::move(capture_);
-  capture_ = GpuCapture{};
-  reader_.emplace(&capture_);
+  capture_ = GpuCapture{};  // the reader goes on reading into it
   return taken;
 }
 

@@ -12,7 +12,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
-#include <optional>
 
 #include "cuda/cupti_records.h"
 #include "gpu_tracer.h"
@@ -46,7 +45,7 @@ class CuptiTracer final : public GpuTracer {
 
   std::mutex mu_;  // guards capture_ and reader_ (CUPTI's thread adds to them)
   GpuCapture capture_;
-  std::optional<CuptiRecordReader> reader_;  // reads into capture_
+  CuptiRecordReader reader_{&capture_};
   bool callbacks_registered_ = false;
   uint64_t anchor_tick_ = 0;
   uint64_t anchor_ns_ = 0;
