@@ -1,5 +1,7 @@
 #include "memory_tracker.h"
 
+#include <algorithm>
+
 #include "live_block_table.h"
 #include "paddle_prof/allocator.h"
 #include "paddle_prof/profiler.h"
@@ -54,6 +56,27 @@ void TrackFree(int place, const void* ptr) {
   const uint64_t window = g_window.load(std::memory_order_acquire);
   if (window == 0) return;
   if (ThreadRecorder* recorder = ThreadRecorder::Current()) recorder->ChargeFree(window, block);
+}
+
+void TrackShrink(const void* ptr, int64_t bytes) {
+  LiveBlock block;
+  if (ptr == nullptr || bytes <= 0 || !LiveBlocks::Remove(ptr, &block)) return;
+  LiveBlock freed = block;
+  freed.size = std::min(bytes, block.size);
+  block.size -= freed.size;
+  int64_t gone = freed.size;  // from the place's live bytes
+  if (block.size > 0 && !LiveBlocks::Insert(ptr, block)) {  // the rest is no longer tracked
+    g_untracked_allocs.fetch_add(1, std::memory_order_relaxed);
+    gone += block.size;
+  }
+  if (PlaceCountedPerThread(block.place)) {
+    LiveBlocks::AddPerThread(-gone);
+  } else {
+    PlaceCountersAt(block.place).Sub(gone);
+  }
+  const uint64_t window = g_window.load(std::memory_order_acquire);
+  if (window == 0) return;
+  if (ThreadRecorder* recorder = ThreadRecorder::Current()) recorder->ChargeFree(window, freed);
 }
 
 }  // namespace internal
