@@ -35,29 +35,42 @@ except ImportError as e:  # built without libtorch-dev
 
 
 _warned_cuda = False
+_warned_counters = False
 
 
 def _track_cuda_memory(state: str) -> None:
-    """Has the CUDA caching allocator report every GPU tensor's block: with a GPU state,
-    and with 'CPU' too once the program uses CUDA (a CPU profile does not start CUDA on
-    its own). Warns once when it cannot."""
-    global _warned_cuda
+    """Has every GPU tensor's memory tracked: with a GPU state, and with 'CPU' too once
+    the program uses CUDA (a CPU profile does not start CUDA on its own). Each block is
+    reported by a tracker on the CUDA caching allocator (torch >= 2.3); failing that, the
+    allocator's statistics are read at every op. Warns once when it falls back, and once
+    when GPU memory cannot be tracked at all."""
+    global _warned_cuda, _warned_counters
     if not torch.cuda.is_available():
         return
     gpu_state = state in ("GPU", "All")
     if not gpu_state and not torch.cuda.is_initialized():
         return
-    if _torch_bridge.WITH_CUDA:
-        torch.cuda.init()  # the tracker attaches to the per-device allocators init creates
-        if _torch_bridge.install_cuda():
-            return
-        reason = ("PyTorch's CUDA caching allocator takes no tracker here (another backend in "
-                  "PYTORCH_CUDA_ALLOC_CONF, a pluggable allocator, or "
-                  "PYTORCH_NO_CUDA_MEMORY_CACHING)")
+    torch.cuda.init()  # trackers and statistics belong to the per-device allocators init makes
+    if _torch_bridge.WITH_CUDA and _torch_bridge.install_cuda():
+        return
+    if _torch_bridge.WITH_CUDA_COUNTERS and _torch_bridge.count_cuda():
+        if not _warned_counters:
+            _warned_counters = True
+            why = ("this torch is older than 2.3" if not _torch_bridge.WITH_CUDA else
+                   "the CUDA allocator backend takes no tracker")
+            warnings.warn("paddle_prof.torch: GPU memory per op comes from the CUDA allocator's "
+                          f"statistics ({why}): net bytes per op are exact, a temporary shows "
+                          "in an op's peak only when it sets a new high, and which op holds "
+                          "live memory is inferred (newest freed first)",
+                          RuntimeWarning, stacklevel=3)
+        return
+    if _torch_bridge.WITH_CUDA_COUNTERS:
+        reason = ("PyTorch's CUDA allocator takes no tracker and keeps no statistics here (a "
+                  "pluggable allocator, or PYTORCH_NO_CUDA_MEMORY_CACHING)")
     else:
-        reason = ("paddle_prof was built without CUDA support (against a CPU-only PyTorch, or "
-                  f"one older than 2.3); rebuild it against this torch {torch.__version__} "
-                  "(cmake -DPython_EXECUTABLE=<this python>, with the CUDA toolkit installed)")
+        reason = ("paddle_prof was built against a CPU-only PyTorch; rebuild it against this "
+                  f"torch {torch.__version__} (cmake -DPython_EXECUTABLE=<this python>, with "
+                  "the CUDA toolkit installed)")
     if not _warned_cuda:
         _warned_cuda = True
         warnings.warn(f"paddle_prof.torch: GPU memory per op is not tracked: {reason}",

@@ -2,7 +2,8 @@
 // callback turns every ATen op, autograd node and user scope into a RecordEvent on the
 // thread that runs it (intra-op worker threads included), a wrapper around c10's CPU
 // allocator reports every CPU tensor allocation to the tracker, and, on CUDA builds of
-// torch, a trace tracker on the CUDA caching allocator reports every GPU tensor's block.
+// torch, a trace tracker on the CUDA caching allocator reports every GPU tensor's block
+// (or, where none attaches, the allocator's statistics are read at every op).
 //
 // Builds against torch 1.13 (Debian) and 2.x (pip wheels); the differences it meets are
 // gated on TORCH_VERSION_MAJOR/MINOR, which <torch/version.h> defines in both (recent
@@ -19,10 +20,13 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #define PADDLE_PROF_TORCH_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) ||              \
@@ -35,16 +39,25 @@
 #define PADDLE_PROF_ALLOCATE_CONST const
 #endif
 
-// PADDLE_PROF_TORCH_CUDA comes from CMake when torch was built with CUDA. The caching
-// allocator's trace trackers (attachAllocatorTraceTracker, TraceEntry::device_) are there
-// from torch 2.2; 2.3 is the oldest release whose header was checked.
-#if defined(PADDLE_PROF_TORCH_CUDA) && PADDLE_PROF_TORCH_CUDA && PADDLE_PROF_TORCH_AT_LEAST(2, 3)
+// PADDLE_PROF_TORCH_CUDA comes from CMake when torch was built with CUDA. Every such
+// torch keeps statistics in its CUDA allocator (PADDLE_PROF_CUDA_COUNTERS); the caching
+// allocator's trace trackers (attachAllocatorTraceTracker, TraceEntry::device_), which
+// give each block, are there from torch 2.2; 2.3 is the oldest release whose header was
+// checked (PADDLE_PROF_CUDA_TRACKING).
+#if defined(PADDLE_PROF_TORCH_CUDA) && PADDLE_PROF_TORCH_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#define PADDLE_PROF_CUDA_COUNTERS 1
+#else
+#define PADDLE_PROF_CUDA_COUNTERS 0
+#endif
+#if PADDLE_PROF_CUDA_COUNTERS && PADDLE_PROF_TORCH_AT_LEAST(2, 3)
 #define PADDLE_PROF_CUDA_TRACKING 1
 #else
 #define PADDLE_PROF_CUDA_TRACKING 0
 #endif
 
+#include "counter_memory.h"
 #include "native_guard.h"
 #include "paddle_prof/paddle_prof.h"
 
@@ -77,8 +90,13 @@ std::string InputShapes(const at::RecordFunction& fn) {
   return shapes + "]";
 }
 
+void ReadCudaCounters();
+std::atomic<bool> g_cuda_counting{false};
+
 std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
   if (!IsProfilerEnabled()) return nullptr;
+  // What the GPU counters moved by before this op belongs to the scope around it.
+  if (g_cuda_counting.load(std::memory_order_acquire)) ReadCudaCounters();
   auto context = std::make_unique<EventContext>();
   // Names are interned: torch frees those of autograd nodes and user scopes after the
   // call (the per-thread intern cache makes this a lookup, not a copy).
@@ -92,7 +110,9 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
 }
 
 void OnOpEnd(const at::RecordFunction& /*fn*/, at::ObserverContext* context) {
-  if (context != nullptr) static_cast<EventContext*>(context)->event.reset();
+  if (context == nullptr) return;
+  if (g_cuda_counting.load(std::memory_order_acquire)) ReadCudaCounters();  // the op's own
+  static_cast<EventContext*>(context)->event.reset();
 }
 
 // ---- CPU tensors' memory ----
@@ -139,8 +159,11 @@ class TrackingCPUAllocator final : public c10::Allocator {
 
 // ---- CUDA tensors' memory ----
 
-#if PADDLE_PROF_CUDA_TRACKING
+#if PADDLE_PROF_CUDA_COUNTERS
 namespace cuda_alloc = c10::cuda::CUDACachingAllocator;
+#endif
+
+#if PADDLE_PROF_CUDA_TRACKING
 
 // ALLOC is a block handed to a tensor (or raw_alloc), FREE_REQUESTED the tensor letting it
 // go: what the tensor holds, as torch.cuda.memory_allocated() counts it. FREE_COMPLETED
@@ -172,6 +195,9 @@ struct Bridge {
   std::optional<at::CallbackHandle> callback;
   bool callback_needs_inputs = false;
   bool cuda_tracking = false;  // a tracker cannot be detached: once per process
+  // One per device, for the life of the process once counting starts (ops on any thread
+  // read them, so they are never freed).
+  std::vector<std::unique_ptr<internal::CounterMemory>> cuda_counters;
 };
 
 Bridge& GetBridge() {
@@ -233,6 +259,53 @@ bool InstallCuda() {
 #endif
 }
 
+// Where no tracker can be attached (torch before 2.3, the cudaMallocAsync backend), the
+// CUDA allocator's statistics: bytes in use and their high-water mark on each device,
+// read as each op begins and ends (counter_memory.h says what that can and cannot tell).
+// Reads take the device allocator's lock; they are made only on this path.
+void ReadCudaCounters() {
+#if PADDLE_PROF_CUDA_COUNTERS
+  const auto& counters = GetBridge().cuda_counters;  // complete before counting starts
+  for (size_t device = 0; device < counters.size(); ++device) {
+    const auto stats = cuda_alloc::getDeviceStats(static_cast<c10::DeviceIndex>(device));
+    // [0] is StatType::AGGREGATE, all pools together (the enum's namespace moved in 2.x).
+    const auto& bytes = stats.allocated_bytes[0];
+    counters[device]->Observe(bytes.current, bytes.peak);
+  }
+#endif
+}
+
+// Starts, or before a new profile brings up to date, the counters of every device: this
+// read is charged to nobody. Returns whether GPU memory is now counted.
+bool CountCuda() {
+#if PADDLE_PROF_CUDA_COUNTERS
+  Bridge& b = GetBridge();
+  std::lock_guard<std::mutex> lock(b.mu);
+  if (b.cuda_tracking) return false;  // blocks are reported already
+  const char* uncached = std::getenv("PYTORCH_NO_CUDA_MEMORY_CACHING");
+  if (uncached != nullptr && std::strcmp(uncached, "0") != 0) return false;  // no statistics
+  if (g_cuda_counting.load(std::memory_order_relaxed)) {
+    ReadCudaCounters();
+    return true;
+  }
+  try {
+    const int devices = c10::cuda::device_count();
+    for (int device = 0; device < devices; ++device) {
+      b.cuda_counters.push_back(std::make_unique<internal::CounterMemory>(CUDAPlace(device)));
+    }
+    ReadCudaCounters();
+  } catch (const std::exception&) {  // c10::Error from a backend that keeps no statistics
+    b.cuda_counters.clear();
+    return false;
+  }
+  if (b.cuda_counters.empty()) return false;
+  g_cuda_counting.store(true, std::memory_order_release);
+  return true;
+#else
+  return false;
+#endif
+}
+
 bool CudaTracking() {
   Bridge& b = GetBridge();
   std::lock_guard<std::mutex> lock(b.mu);
@@ -258,6 +331,9 @@ PYBIND11_MODULE(_torch_bridge, m) {
   // one may be waiting for the GIL (a Python out-of-memory observer runs under it).
   m.def("install_cuda", &paddle_prof::InstallCuda, py::call_guard<py::gil_scoped_release>());
   m.def("cuda_tracking", &paddle_prof::CudaTracking);
-  // Whether this bridge can follow GPU tensors at all (built against a CUDA torch >= 2.3).
+  m.def("count_cuda", &paddle_prof::CountCuda, py::call_guard<py::gil_scoped_release>());
+  // Whether this bridge can follow each GPU block (built against a CUDA torch >= 2.3).
   m.attr("WITH_CUDA") = py::bool_(PADDLE_PROF_CUDA_TRACKING != 0);
+  // Whether it can read the CUDA allocator's counters (built against any CUDA torch).
+  m.attr("WITH_CUDA_COUNTERS") = py::bool_(PADDLE_PROF_CUDA_COUNTERS != 0);
 }

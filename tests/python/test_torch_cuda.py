@@ -90,3 +90,49 @@ def test_training_step_reports_gpu_memory_and_time_per_op(tmp_path):
     trace = json.load(open(path))['traceEvents']
     assert any(e.get('cat') == 'kernel' for e in trace)
     assert any(e.get('ph') == 's' for e in trace) and any(e.get('ph') == 'f' for e in trace)
+
+
+# Runs in a child: the allocator backend is chosen once per process, from the environment.
+_COUNTERS_CHILD = r'''
+import io, json, warnings
+import torch
+import paddle_prof, paddle_prof.torch
+from paddle_prof import _torch_bridge
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter('always')
+    with paddle_prof.torch.profiler('GPU', stream=io.StringIO()) as prof:
+        x = torch.empty(1000, 784, dtype=torch.float32, device='cuda')
+        y = torch.relu(x)
+        del x
+        torch.cuda.synchronize()
+        z = torch.zeros(1, device='cuda')  # its first read sees x freed
+place = [p for p in prof.report.places if p.place == 'CUDA:0'][0]
+print(json.dumps({
+    'tracking': _torch_bridge.cuda_tracking(),
+    'warnings': [str(w.message) for w in caught],
+    'rows': {e.name: e.memory.get('CUDA:0') for e in prof.report.events},
+    'net': place.end_bytes - place.start_bytes,
+}))
+'''
+
+
+def test_allocator_statistics_stand_in_where_no_tracker_attaches():
+    import os
+    import subprocess
+    import sys
+    if not _torch_bridge.WITH_CUDA_COUNTERS:
+        pytest.skip('the bridge was built against a CPU-only torch')
+    env = dict(os.environ, PYTORCH_CUDA_ALLOC_CONF='backend:cudaMallocAsync')
+    out = subprocess.run([sys.executable, '-c', _COUNTERS_CHILD], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    result = json.loads(out.strip().splitlines()[-1])
+    assert not result['tracking']
+    assert any("allocator's statistics" in w for w in result['warnings']), result['warnings']
+    rows = result['rows']
+    # The driver's pool rounds up a little; a 3,136,000-byte tensor is never read smaller.
+    for op in ('aten::empty', 'aten::relu'):
+        assert 3136000 <= rows[op]['peak_bytes'] < 3136000 + (2 << 20), rows
+    assert rows['aten::relu']['alloc_bytes'] == rows['aten::relu']['peak_bytes']
+    # x's free is read as aten::zeros begins, with no event open around it.
+    assert rows['[no event]']['free_bytes'] >= 3136000, rows
+    assert 3136000 <= result['net'] < 3136000 + (2 << 20) + 4096, result
