@@ -56,7 +56,7 @@ void CuptiRecordReader::Read(const CUpti_Activity& record) {
     }
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
       const auto& e = reinterpret_cast<const CUpti_ActivityExternalCorrelation&>(record);
-      if (e.externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) {
+      if (e.externalKind == kScopeCorrelationKind) {
         capture_->scope_of_call[e.correlationId] = e.externalId;
       }
       return;

@@ -14,6 +14,12 @@
 
 namespace paddle_prof::internal {
 
+// The external-correlation kind our scope ids are pushed under. PyTorch's Kineto pushes
+// CUSTOM0 (ops) and CUSTOM1 (user annotations): a kind of our own keeps the two stacks
+// apart when both profilers run in one process.
+constexpr CUpti_ExternalCorrelationKind kScopeCorrelationKind =
+    CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2;
+
 class CuptiRecordReader {
  public:
   explicit CuptiRecordReader(GpuCapture* capture) : capture_(capture) {}

@@ -113,11 +113,10 @@ void CuptiTracer::Anchor() {
 
 void CuptiTracer::Start() {
   CheckDevices();
-  if (!callbacks_registered_) {
-    CheckCupti(cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted),
-               "cuptiActivityRegisterCallbacks");
-    callbacks_registered_ = true;
-  }
+  // Each time: the buffer callbacks are process-wide, and a torch.profiler session since
+  // the last window (Kineto) registered its own.
+  CheckCupti(cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted),
+             "cuptiActivityRegisterCallbacks");
   for (size_t i = 0; i < std::size(kKinds); ++i) {
     const CUptiResult result = cuptiActivityEnable(kKinds[i]);
     if (result != CUPTI_SUCCESS) {

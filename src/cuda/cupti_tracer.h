@@ -26,11 +26,11 @@ class CuptiTracer final : public GpuTracer {
   void Discard() override;
   GpuCapture Stop() override;
   void PushScope(uint64_t scope_id) override {
-    cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, scope_id);
+    cuptiActivityPushExternalCorrelationId(kScopeCorrelationKind, scope_id);
   }
   void PopScope() override {
     uint64_t last = 0;
-    cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+    cuptiActivityPopExternalCorrelationId(kScopeCorrelationKind, &last);
   }
 
  private:
@@ -46,7 +46,6 @@ class CuptiTracer final : public GpuTracer {
   std::mutex mu_;  // guards capture_ and reader_ (CUPTI's thread adds to them)
   GpuCapture capture_;
   CuptiRecordReader reader_{&capture_};
-  bool callbacks_registered_ = false;
   uint64_t anchor_tick_ = 0;
   uint64_t anchor_ns_ = 0;
 };

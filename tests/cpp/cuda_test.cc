@@ -72,11 +72,15 @@ TEST(CuptiRecords, KernelsCopiesMemsetsAndCorrelationsAreRead) {
   CUpti_ActivityExternalCorrelation external;
   std::memset(&external, 0, sizeof(external));
   external.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
-  external.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+  external.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2;
   external.externalId = 0x1000000002a;
   external.correlationId = 42;
   reader.Read(reinterpret_cast<const CUpti_Activity&>(external));
-  external.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1;  // another tool's: ignored
+  // Kineto's kinds, for the same and another call: not ours, ignored.
+  external.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+  external.externalId = 7;
+  reader.Read(reinterpret_cast<const CUpti_Activity&>(external));
+  external.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1;
   external.correlationId = 43;
   reader.Read(reinterpret_cast<const CUpti_Activity&>(external));
 

@@ -92,6 +92,22 @@ def test_training_step_reports_gpu_memory_and_time_per_op(tmp_path):
     assert any(e.get('ph') == 's' for e in trace) and any(e.get('ph') == 'f' for e in trace)
 
 
+
+def test_gpu_time_survives_a_torch_profiler_session_before_it():
+    # Kineto registers CUPTI's process-wide buffer callbacks as its own; ours must win
+    # them back at the next window.
+    x = torch.randn(512, 512, device='cuda')
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                            torch.profiler.ProfilerActivity.CUDA]):
+        (x @ x).sum().item()
+    with paddle_prof.torch.profiler('GPU', stream=io.StringIO()) as prof:
+        y = x @ x
+        torch.cuda.synchronize()
+    mm = rows(prof.report, 'aten::mm')
+    assert mm and mm[0].gpu_total_ms > 0, prof.report.table()
+    del y
+
+
 # Runs in a child: the allocator backend is chosen once per process, from the environment.
 _COUNTERS_CHILD = r'''
 import io, json, warnings
