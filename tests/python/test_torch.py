@@ -5,6 +5,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import warnings
 
 import pytest
 
@@ -159,3 +160,54 @@ def test_under_native_a_tensor_counts_on_cpu_only(tmp_path):
     memory = json.loads(result.stdout.strip().splitlines()[-1])
     assert memory['CPU']['alloc_bytes'] == 3136000
     assert memory['native']['alloc_bytes'] < 4096  # the tensor's bookkeeping, not its data
+
+
+class _FakeCuda:
+    """torch.cuda and the bridge's CUDA entry points as a CUDA machine would show them,
+    to check which source of GPU memory paddle_prof.torch picks."""
+
+    def __init__(self, monkeypatch, tracker, counters):
+        self.calls = []
+        bridge = paddle_prof.torch._torch_bridge
+        monkeypatch.setattr(torch.cuda, 'is_available', lambda: True)
+        monkeypatch.setattr(torch.cuda, 'is_initialized', lambda: True)
+        monkeypatch.setattr(torch.cuda, 'init', lambda: self.calls.append('init'))
+        monkeypatch.setattr(bridge, 'WITH_CUDA', tracker is not None)
+        monkeypatch.setattr(bridge, 'WITH_CUDA_COUNTERS', counters is not None)
+        monkeypatch.setattr(bridge, 'install_cuda', lambda: self.calls.append('tracker') or
+                            bool(tracker))
+        monkeypatch.setattr(bridge, 'count_cuda', lambda: self.calls.append('counters') or
+                            bool(counters))
+        monkeypatch.setattr(paddle_prof.torch, '_warned_cuda', False)
+        monkeypatch.setattr(paddle_prof.torch, '_warned_counters', False)
+
+
+def test_gpu_memory_comes_from_the_tracker_where_one_attaches(monkeypatch, recwarn):
+    cuda = _FakeCuda(monkeypatch, tracker=True, counters=True)
+    paddle_prof.torch._track_cuda_memory('GPU')
+    assert cuda.calls == ['init', 'tracker']
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+@pytest.mark.parametrize('tracker, why', [(None, 'older than 2.3'),
+                                          (False, 'backend takes no tracker')])
+def test_allocator_statistics_stand_in_for_the_tracker_with_a_warning(monkeypatch, tracker,
+                                                                     why):
+    cuda = _FakeCuda(monkeypatch, tracker=tracker, counters=True)
+    with pytest.warns(RuntimeWarning, match="allocator's statistics .*" + why):
+        paddle_prof.torch._track_cuda_memory('All')
+    assert cuda.calls[-1] == 'counters'
+    with warnings.catch_warnings(record=True) as again:
+        warnings.simplefilter('always')
+        paddle_prof.torch._track_cuda_memory('All')  # the next profile: read, not warned
+    assert cuda.calls.count('counters') == 2
+    assert not again
+
+
+def test_gpu_memory_untracked_says_why(monkeypatch):
+    _FakeCuda(monkeypatch, tracker=False, counters=False)
+    with pytest.warns(RuntimeWarning, match='not tracked.*PYTORCH_NO_CUDA_MEMORY_CACHING'):
+        paddle_prof.torch._track_cuda_memory('GPU')
+    _FakeCuda(monkeypatch, tracker=None, counters=None)
+    with pytest.warns(RuntimeWarning, match='not tracked.*CPU-only PyTorch'):
+        paddle_prof.torch._track_cuda_memory('GPU')
