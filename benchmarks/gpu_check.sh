@@ -2,8 +2,10 @@
 # The GPU checks, on a machine with an NVIDIA GPU, the CUDA toolkit (nvcc, CUPTI) and a
 # CUDA build of PyTorch 2.x; no network needed. Builds paddle_prof with CUDA, then runs
 # the CUDA GoogleTest suite (64 MiB cudaMalloc read exactly, a kernel charged to its
-# scope within the scope's wall time, CUPTI records, the fake-tracer suite) and a small
-# PyTorch CUDA training step (GPU memory and time per ATen op). A few minutes at most.
+# scope within the scope's wall time, CUPTI records, the fake-tracer suite) and the
+# PyTorch CUDA tests: a small training step (GPU memory and time per ATen op), GPU memory
+# from the allocator's statistics under backend:cudaMallocAsync, GPU time after a
+# torch.profiler session. A few minutes at most.
 #
 #   PADDLE_PROF_DEPS=<prefix>  glog, gflags, GoogleTest, nlohmann-json unpacked there
 #                              (scripts/gpu_deps.sh) where the machine lacks them
