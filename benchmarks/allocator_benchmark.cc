@@ -6,11 +6,15 @@
 // state of a long loop: ResetProfiler() rewinds the recorders off the clock every
 // kPairsPerWindow pairs. BM_TrackedAllocFreeNoTimeline is the same without the memory
 // timeline (FLAGS_paddle_prof_memory_timeline=false: no at_peak, no trace counters).
+// BM_Counter* are the torch bridge's CUDA fallback, without the allocator's own read: two
+// counter reads with nothing moved (an op that touched no GPU memory), and two that see
+// a block come and go (an op's output, freed by the next op).
 #include <benchmark/benchmark.h>
 
 #include <memory>
 #include <vector>
 
+#include "counter_memory.h"
 #include "flags.h"
 #include "paddle_prof/paddle_prof.h"
 #include "steady_state.h"
@@ -88,6 +92,30 @@ void BM_TrackedAllocFreeNoTimeline(benchmark::State& state) {
   FLAGS_paddle_prof_memory_timeline = true;
 }
 BENCHMARK(BM_TrackedAllocFreeNoTimeline)->Threads(1)->Threads(2);
+
+void BM_CounterReadsNothingMoved(benchmark::State& state) {
+  paddle_prof::internal::CounterMemory memory(paddle_prof::CUDAPlace(0));
+  memory.Observe(kBytes, kBytes);
+  paddle_prof::benchmarks::OpenWindowForRun();
+  paddle_prof::RecordEvent op("op");
+  paddle_prof::benchmarks::TimeInSteadyWindow(state, kPairsPerWindow, "faults/pair", [&memory] {
+    memory.Observe(kBytes, kBytes);
+    memory.Observe(kBytes, kBytes);
+  });
+}
+BENCHMARK(BM_CounterReadsNothingMoved);
+
+void BM_CounterReadsAllocFree(benchmark::State& state) {
+  paddle_prof::internal::CounterMemory memory(paddle_prof::CUDAPlace(0));
+  memory.Observe(0, 0);
+  paddle_prof::benchmarks::OpenWindowForRun();
+  paddle_prof::RecordEvent op("op");
+  paddle_prof::benchmarks::TimeInSteadyWindow(state, kPairsPerWindow, "faults/pair", [&memory] {
+    memory.Observe(kBytes, kBytes);
+    memory.Observe(0, kBytes);
+  });
+}
+BENCHMARK(BM_CounterReadsAllocFree);
 
 }  // namespace
 
