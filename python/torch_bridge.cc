@@ -17,10 +17,10 @@
 #include <torch/headeronly/version.h>
 #endif
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <atomic>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -164,7 +164,6 @@ namespace cuda_alloc = c10::cuda::CUDACachingAllocator;
 #endif
 
 #if PADDLE_PROF_CUDA_TRACKING
-
 // ALLOC is a block handed to a tensor (or raw_alloc), FREE_REQUESTED the tensor letting it
 // go: what the tensor holds, as torch.cuda.memory_allocated() counts it. FREE_COMPLETED
 // (the block back in the cache once other streams are done with it) and the SEGMENT_*
