@@ -19,6 +19,8 @@ namespace paddle_prof {
 namespace {
 
 using internal::CounterMemory;
+using testing::MemoryOn;
+using testing::PlaceOf;
 using testing::Row;
 
 constexpr int64_t kKiB = 1024;
@@ -56,32 +58,30 @@ class Op {
   std::optional<RecordEvent> event_;
 };
 
-const MemoryStats& On(const EventRow& row, const std::string& place) {
-  static const MemoryStats kNone;
-  const auto it = row.memory.find(place);
-  return it != row.memory.end() ? it->second : kNone;
-}
-
-const PlaceSummary& PlaceOf(const Report& report, const std::string& name) {
-  for (const PlaceSummary& p : report.places) {
-    if (p.place == name) return p;
+class CounterMemoryTest : public ::testing::Test {
+ protected:
+  // The first read takes what the program holds already; then the window opens.
+  void StartProfile() {
+    memory_.Observe(gpu_.in_use, gpu_.peak);
+    EnableProfiler(ProfilerState::kCPU);
   }
-  ADD_FAILURE() << "no place " << name;
-  static const PlaceSummary kNone;
-  return kNone;
-}
+  // The op's figures on the counted place.
+  static const MemoryStats& Gpu(const Report& report, const std::string& op) {
+    return MemoryOn(Row(report, op), "CUDA:0");
+  }
 
-TEST(CounterMemoryTest, FillConstantReadsItsExactSize) {
-  Counters gpu;
-  CounterMemory memory(CUDAPlace(0));
-  memory.Observe(gpu.in_use, gpu.peak);
-  EnableProfiler(ProfilerState::kCPU);
+  Counters gpu_;
+  CounterMemory memory_{CUDAPlace(0)};
+};
+
+TEST_F(CounterMemoryTest, FillConstantReadsItsExactSize) {
+  StartProfile();
   {
-    Op op("fill_constant", &memory, &gpu);
-    gpu.Alloc(1000 * 784 * sizeof(float));
+    Op op("fill_constant", &memory_, &gpu_);
+    gpu_.Alloc(1000 * 784 * sizeof(float));
   }
   const Report report = StopProfiler();
-  const MemoryStats& m = On(Row(report, "fill_constant"), "CUDA:0");
+  const MemoryStats& m = Gpu(report, "fill_constant");
   EXPECT_EQ(m.peak_bytes, 3136000);
   EXPECT_EQ(m.alloc_bytes, 3136000);
   EXPECT_EQ(m.alloc_count, 1);
@@ -92,75 +92,66 @@ TEST(CounterMemoryTest, FillConstantReadsItsExactSize) {
 
 // The reviewers' conv: a 1 MiB im2col buffer freed before the op returns is its peak,
 // although the counters were never read while it was allocated.
-TEST(CounterMemoryTest, ATemporaryThatSetsANewHighIsThePeak) {
-  Counters gpu;
-  gpu.Alloc(3 * kMiB);  // weights, from before the profile
-  CounterMemory memory(CUDAPlace(1));
-  memory.Observe(gpu.in_use, gpu.peak);
-  EnableProfiler(ProfilerState::kCPU);
+TEST_F(CounterMemoryTest, ATemporaryThatSetsANewHighIsThePeak) {
+  gpu_.Alloc(3 * kMiB);  // weights, from before the profile
+  StartProfile();
   {
-    Op op("conv2d", &memory, &gpu);
-    gpu.Alloc(kMiB);
-    gpu.Alloc(256 * kKiB);
-    gpu.Free(kMiB);
+    Op op("conv2d", &memory_, &gpu_);
+    gpu_.Alloc(kMiB);
+    gpu_.Alloc(256 * kKiB);
+    gpu_.Free(kMiB);
   }
   const Report report = StopProfiler();
-  const MemoryStats& m = On(Row(report, "conv2d"), "CUDA:1");
+  const MemoryStats& m = Gpu(report, "conv2d");
   EXPECT_EQ(m.peak_bytes, 1310720);
   EXPECT_EQ(m.alloc_bytes - m.free_bytes, 262144);
   EXPECT_EQ(m.live_bytes, 262144);
   EXPECT_EQ(m.free_bytes, kMiB);
-  const PlaceSummary& place = PlaceOf(report, "CUDA:1");
+  const PlaceSummary& place = PlaceOf(report, "CUDA:0");
   EXPECT_EQ(place.start_bytes, 3 * kMiB);
   EXPECT_EQ(place.end_bytes, 3 * kMiB + 256 * kKiB);
   EXPECT_EQ(place.peak_bytes, 4 * kMiB + 256 * kKiB);
   EXPECT_EQ(place.untracked_frees, 0);
-  EXPECT_EQ(memory.held_bytes(), gpu.in_use);
+  EXPECT_EQ(memory_.held_bytes(), gpu_.in_use);
 }
 
 // Under an older high mark the counters cannot see a temporary: the peak reads as the
 // growth that was seen (a lower bound), never more.
-TEST(CounterMemoryTest, ATemporaryUnderAnOldHighIsNotSeen) {
-  Counters gpu;
-  gpu.Alloc(10 * kMiB);
-  gpu.Free(10 * kMiB);
-  CounterMemory memory(CUDAPlace(2));
-  memory.Observe(gpu.in_use, gpu.peak);
-  EnableProfiler(ProfilerState::kCPU);
+TEST_F(CounterMemoryTest, ATemporaryUnderAnOldHighIsNotSeen) {
+  gpu_.Alloc(10 * kMiB);
+  gpu_.Free(10 * kMiB);
+  StartProfile();
   {
-    Op op("relu", &memory, &gpu);
-    gpu.Alloc(2 * kMiB);
-    gpu.Alloc(kMiB);
-    gpu.Free(2 * kMiB);
+    Op op("relu", &memory_, &gpu_);
+    gpu_.Alloc(2 * kMiB);
+    gpu_.Alloc(kMiB);
+    gpu_.Free(2 * kMiB);
   }
   const Report report = StopProfiler();
-  const MemoryStats& m = On(Row(report, "relu"), "CUDA:2");
+  const MemoryStats& m = Gpu(report, "relu");
   EXPECT_EQ(m.peak_bytes, kMiB);
   EXPECT_EQ(m.live_bytes, kMiB);
 }
 
 // Nested ops see what their children saw, and the parent's peak keeps the moment
 // its child's temporary was allocated.
-TEST(CounterMemoryTest, NestedOpsFoldIntoTheirParent) {
-  Counters gpu;
-  CounterMemory memory(CUDAPlace(3));
-  memory.Observe(gpu.in_use, gpu.peak);
-  EnableProfiler(ProfilerState::kCPU);
+TEST_F(CounterMemoryTest, NestedOpsFoldIntoTheirParent) {
+  StartProfile();
   {
-    Op linear("linear", &memory, &gpu);
-    gpu.Alloc(kKiB);  // a contiguous copy of the weight, before the child starts
+    Op linear("linear", &memory_, &gpu_);
+    gpu_.Alloc(kKiB);  // a contiguous copy of the weight, before the child starts
     {
-      Op addmm("addmm", &memory, &gpu);
-      gpu.Alloc(4 * kKiB);  // workspace
-      gpu.Alloc(2 * kKiB);  // output
-      gpu.Free(4 * kKiB);
+      Op addmm("addmm", &memory_, &gpu_);
+      gpu_.Alloc(4 * kKiB);  // workspace
+      gpu_.Alloc(2 * kKiB);  // output
+      gpu_.Free(4 * kKiB);
     }
   }
   const Report report = StopProfiler();
-  const MemoryStats& addmm = On(Row(report, "addmm"), "CUDA:3");
+  const MemoryStats& addmm = Gpu(report, "addmm");
   EXPECT_EQ(addmm.peak_bytes, 6 * kKiB);
   EXPECT_EQ(addmm.live_bytes, 2 * kKiB);
-  const MemoryStats& linear = On(Row(report, "linear"), "CUDA:3");
+  const MemoryStats& linear = Gpu(report, "linear");
   EXPECT_EQ(linear.peak_bytes, 7 * kKiB);
   EXPECT_EQ(linear.alloc_bytes, 7 * kKiB);
   EXPECT_EQ(linear.free_bytes, 4 * kKiB);
@@ -169,82 +160,74 @@ TEST(CounterMemoryTest, NestedOpsFoldIntoTheirParent) {
 
 // Shrinkage frees the newest blocks first; an older block that is partly freed shrinks
 // in place and keeps its owner, so the op that frees is not charged an allocation.
-TEST(CounterMemoryTest, FreesTakeTheNewestBlocksAndShrinkOlderOnesInPlace) {
-  Counters gpu;
-  gpu.Alloc(4 * kMiB);
-  CounterMemory memory(CUDAPlace(0));
-  memory.Observe(gpu.in_use, gpu.peak);
-  EnableProfiler(ProfilerState::kCPU);
+TEST_F(CounterMemoryTest, FreesTakeTheNewestBlocksAndShrinkOlderOnesInPlace) {
+  gpu_.Alloc(4 * kMiB);
+  StartProfile();
   {
-    Op forward("forward", &memory, &gpu);
-    gpu.Alloc(kMiB);  // an activation
+    Op forward("forward", &memory_, &gpu_);
+    gpu_.Alloc(kMiB);  // an activation
   }
   {
-    Op backward("backward", &memory, &gpu);
-    gpu.Free(kMiB + 512 * kKiB);  // the activation and part of what was there before
+    Op backward("backward", &memory_, &gpu_);
+    gpu_.Free(kMiB + 512 * kKiB);  // the activation and part of what was there before
   }
   const Report report = StopProfiler();
-  const MemoryStats& forward = On(Row(report, "forward"), "CUDA:0");
+  const MemoryStats& forward = Gpu(report, "forward");
   EXPECT_EQ(forward.alloc_bytes, kMiB);
   EXPECT_EQ(forward.live_bytes, 0);
-  const MemoryStats& backward = On(Row(report, "backward"), "CUDA:0");
+  const MemoryStats& backward = Gpu(report, "backward");
   EXPECT_EQ(backward.free_bytes, kMiB + 512 * kKiB);
   EXPECT_EQ(backward.free_count, 2);
   EXPECT_EQ(backward.alloc_count, 0);
   EXPECT_EQ(backward.live_bytes, 0);
   EXPECT_EQ(PlaceOf(report, "CUDA:0").end_bytes, 4 * kMiB - 512 * kKiB);
-  EXPECT_EQ(memory.held_bytes(), gpu.in_use);
+  EXPECT_EQ(memory_.held_bytes(), gpu_.in_use);
 }
 
 // A program that resets the high mark (torch.cuda.reset_peak_memory_stats()) makes it
 // read lower; new highs after it are seen again.
-TEST(CounterMemoryTest, AResetHighMarkIsTakenAsItIs) {
-  Counters gpu;
-  gpu.Alloc(8 * kMiB);
-  gpu.Free(8 * kMiB);
-  CounterMemory memory(CUDAPlace(1));
-  memory.Observe(gpu.in_use, gpu.peak);
-  EnableProfiler(ProfilerState::kCPU);
-  gpu.peak = gpu.in_use;  // the reset
+TEST_F(CounterMemoryTest, AResetHighMarkIsTakenAsItIs) {
+  gpu_.Alloc(8 * kMiB);
+  gpu_.Free(8 * kMiB);
+  StartProfile();
+  gpu_.peak = gpu_.in_use;  // the reset
   {
-    Op op("matmul", &memory, &gpu);
-    gpu.Alloc(2 * kMiB);
-    gpu.Free(2 * kMiB);
+    Op op("matmul", &memory_, &gpu_);
+    gpu_.Alloc(2 * kMiB);
+    gpu_.Free(2 * kMiB);
   }
   {
-    Op op("softmax", &memory, &gpu);
-    gpu.Alloc(3 * kMiB);
-    gpu.Free(3 * kMiB);
+    Op op("softmax", &memory_, &gpu_);
+    gpu_.Alloc(3 * kMiB);
+    gpu_.Free(3 * kMiB);
   }
   const Report report = StopProfiler();
   // The reset happened before matmul's first read, so matmul's 2 MiB is seen as well.
-  EXPECT_EQ(On(Row(report, "matmul"), "CUDA:1").peak_bytes, 2 * kMiB);
-  EXPECT_EQ(On(Row(report, "softmax"), "CUDA:1").peak_bytes, 3 * kMiB);
-  EXPECT_EQ(PlaceOf(report, "CUDA:1").end_bytes, 0);
+  EXPECT_EQ(Gpu(report, "matmul").peak_bytes, 2 * kMiB);
+  EXPECT_EQ(Gpu(report, "softmax").peak_bytes, 3 * kMiB);
+  EXPECT_EQ(PlaceOf(report, "CUDA:0").end_bytes, 0);
 }
 
 // Threads that run ops read the same counters: the blocks always add up to the last
 // read, whatever the order the reads are taken in.
-TEST(CounterMemoryTest, ReadsFromManyThreadsStayConsistent) {
-  CounterMemory memory(CUDAPlace(2));
-  memory.Observe(0, 0);
-  EnableProfiler(ProfilerState::kCPU);
+TEST_F(CounterMemoryTest, ReadsFromManyThreadsStayConsistent) {
+  StartProfile();
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&memory, t] {
+    threads.emplace_back([this, t] {
       for (int i = 0; i < 2000; ++i) {
         const int64_t in_use = ((i * 7 + t * 13) % 50) * kKiB;
         RecordEvent e("op");
-        memory.Observe(in_use, 64 * kKiB + i);
+        memory_.Observe(in_use, 64 * kKiB + i);
       }
     });
   }
   for (std::thread& th : threads) th.join();
-  memory.Observe(5 * kKiB, 70 * kKiB);
+  memory_.Observe(5 * kKiB, 70 * kKiB);
   const Report report = StopProfiler();
-  EXPECT_EQ(memory.held_bytes(), 5 * kKiB);
-  EXPECT_EQ(PlaceOf(report, "CUDA:2").end_bytes, 5 * kKiB);
-  EXPECT_EQ(PlaceOf(report, "CUDA:2").untracked_frees, 0);
+  EXPECT_EQ(memory_.held_bytes(), 5 * kKiB);
+  EXPECT_EQ(PlaceOf(report, "CUDA:0").end_bytes, 5 * kKiB);
+  EXPECT_EQ(PlaceOf(report, "CUDA:0").untracked_frees, 0);
 }
 
 }  // namespace

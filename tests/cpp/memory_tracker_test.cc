@@ -22,6 +22,7 @@ namespace paddle_prof {
 namespace {
 
 using testing::HasWarning;
+using testing::PlaceOf;
 using testing::Row;
 
 constexpr int64_t kMiB = 1 << 20;
@@ -31,20 +32,7 @@ const void* Address(uintptr_t n) {
   return reinterpret_cast<const void*>(0x100000000000 + n * 4096);
 }
 
-const MemoryStats& Cpu(const EventRow& row) {
-  static const MemoryStats kNone;
-  const auto it = row.memory.find("CPU");
-  return it != row.memory.end() ? it->second : kNone;
-}
-
-const PlaceSummary& PlaceOf(const Report& report, const std::string& name) {
-  for (const PlaceSummary& p : report.places) {
-    if (p.place == name) return p;
-  }
-  ADD_FAILURE() << "no place " << name;
-  static const PlaceSummary kNone;
-  return kNone;
-}
+const MemoryStats& Cpu(const EventRow& row) { return testing::MemoryOn(row, "CPU"); }
 
 class MemoryTest : public ::testing::Test {
  protected:

@@ -34,6 +34,23 @@ inline const EventRow& Row(const Report& report, const std::string& name,
   return kMissing;
 }
 
+// A row's figures on `place`; all zero when the row never touched it.
+inline const MemoryStats& MemoryOn(const EventRow& row, const std::string& place) {
+  static const MemoryStats kNone;
+  const auto it = row.memory.find(place);
+  return it != row.memory.end() ? it->second : kNone;
+}
+
+// The window's figures for `place`; fails the test and returns a dummy when absent.
+inline const PlaceSummary& PlaceOf(const Report& report, const std::string& place) {
+  for (const PlaceSummary& p : report.places) {
+    if (p.place == place) return p;
+  }
+  ADD_FAILURE() << "no place " << place;
+  static const PlaceSummary kNone;
+  return kNone;
+}
+
 inline bool HasWarning(const Report& report, const std::string& text) {
   for (const std::string& w : report.warnings) {
     if (w.find(text) != std::string::npos) return true;
