@@ -16,6 +16,19 @@ namespace {
 
 std::atomic<int64_t> g_untracked_allocs{0};
 
+// `gone` bytes leave the place's live bytes, and the calling thread's open scopes count
+// the free of `freed`.
+inline void Released(const LiveBlock& freed, int64_t gone) {
+  if (PlaceCountedPerThread(freed.place)) {
+    LiveBlocks::AddPerThread(-gone);
+  } else {
+    PlaceCountersAt(freed.place).Sub(gone);
+  }
+  const uint64_t window = g_window.load(std::memory_order_acquire);
+  if (window == 0) return;
+  if (ThreadRecorder* recorder = ThreadRecorder::Current()) recorder->ChargeFree(window, freed);
+}
+
 }  // namespace
 
 int64_t UntrackedAllocs() { return g_untracked_allocs.load(std::memory_order_relaxed); }
@@ -48,14 +61,7 @@ void TrackFree(int place, const void* ptr) {
     if (place >= 0) PlaceCountersAt(place).untracked_frees.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  if (PlaceCountedPerThread(block.place)) {
-    LiveBlocks::AddPerThread(-block.size);
-  } else {
-    PlaceCountersAt(block.place).Sub(block.size);
-  }
-  const uint64_t window = g_window.load(std::memory_order_acquire);
-  if (window == 0) return;
-  if (ThreadRecorder* recorder = ThreadRecorder::Current()) recorder->ChargeFree(window, block);
+  Released(block, block.size);
 }
 
 void TrackShrink(const void* ptr, int64_t bytes) {
@@ -69,14 +75,7 @@ void TrackShrink(const void* ptr, int64_t bytes) {
     g_untracked_allocs.fetch_add(1, std::memory_order_relaxed);
     gone += block.size;
   }
-  if (PlaceCountedPerThread(block.place)) {
-    LiveBlocks::AddPerThread(-gone);
-  } else {
-    PlaceCountersAt(block.place).Sub(gone);
-  }
-  const uint64_t window = g_window.load(std::memory_order_acquire);
-  if (window == 0) return;
-  if (ThreadRecorder* recorder = ThreadRecorder::Current()) recorder->ChargeFree(window, freed);
+  Released(freed, gone);
 }
 
 }  // namespace internal
