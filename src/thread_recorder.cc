@@ -150,15 +150,7 @@ void ThreadRecorder::SetOwner(uint64_t window, LiveBlock* block) {
 void ThreadRecorder::ChargeAlloc(const LiveBlock& block) {
   const uint32_t d = depth_.load(std::memory_order_relaxed);
   if (d == 0) {
-    RootUsage& root = roots_[block.place];
-    const int64_t running = root.running.load(std::memory_order_relaxed) + block.size;
-    root.running.store(running, std::memory_order_relaxed);
-    if (running > root.peak.load(std::memory_order_relaxed)) {
-      root.peak.store(running, std::memory_order_relaxed);
-    }
-    Bump(root.alloc_count);
-    root.alloc_bytes.store(root.alloc_bytes.load(std::memory_order_relaxed) + block.size,
-                           std::memory_order_relaxed);
+    roots_[block.place].Alloc(block.size);
   } else if (PlaceUsage* u = stack_[d - 1].memory.FindOrAdd(block.place)) {
     u->Alloc(block.size);
   } else {
@@ -185,9 +177,7 @@ void ThreadRecorder::ChargeFree(uint64_t window, const LiveBlock& block) {
   const int top = static_cast<int>(depth_.load(std::memory_order_relaxed)) - 1;
   const int level = LevelOf(block);
   if (level == -1) {
-    RootUsage& root = roots_[block.place];
-    root.running.store(root.running.load(std::memory_order_relaxed) - block.size,
-                       std::memory_order_relaxed);
+    AddOwned(roots_[block.place].running, -block.size);
   } else if (level >= 0) {
     // Before an outer scope's running bytes drop, the inner scopes' peaks are folded
     // up, so that the outer peak keeps the moment when it still held this block.
@@ -201,10 +191,7 @@ void ThreadRecorder::ChargeFree(uint64_t window, const LiveBlock& block) {
     if (PlaceUsage* u = stack_[level].memory.Find(block.place)) u->running -= block.size;
   }
   if (top < 0) {
-    RootUsage& root = roots_[block.place];
-    Bump(root.free_count);
-    root.free_bytes.store(root.free_bytes.load(std::memory_order_relaxed) + block.size,
-                          std::memory_order_relaxed);
+    roots_[block.place].CountFree(block.size);
   } else if (PlaceUsage* u = stack_[top].memory.FindOrAdd(block.place)) {
     u->CountFree(block.size);
   } else {

@@ -40,8 +40,13 @@ struct alignas(64) OpenScope {
   ScopeMemory memory;
 };
 
-// Memory seen with no event open on the thread ("[no event]"), per place; the owner
-// writes, the collector reads.
+// Counters with a single writer: a plain load and store, no locked instruction.
+inline void AddOwned(std::atomic<int64_t>& counter, int64_t delta) {
+  counter.store(counter.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
+}
+
+// Memory seen with no event open on the thread ("[no event]"), per place: PlaceUsage's
+// figures, which the owner writes and the collector reads.
 struct RootUsage {
   std::atomic<int64_t> running{0};
   std::atomic<int64_t> peak{0};
@@ -50,6 +55,17 @@ struct RootUsage {
   std::atomic<int64_t> free_bytes{0};
   std::atomic<int64_t> free_count{0};
 
+  void Alloc(int64_t bytes) {
+    AddOwned(running, bytes);
+    const int64_t now = running.load(std::memory_order_relaxed);
+    if (now > peak.load(std::memory_order_relaxed)) peak.store(now, std::memory_order_relaxed);
+    AddOwned(alloc_bytes, bytes);
+    AddOwned(alloc_count, 1);
+  }
+  void CountFree(int64_t bytes) {
+    AddOwned(free_bytes, bytes);
+    AddOwned(free_count, 1);
+  }
   void Clear() {
     for (auto* c : {&running, &peak, &alloc_bytes, &alloc_count, &free_bytes, &free_count}) {
       c->store(0, std::memory_order_relaxed);
@@ -164,10 +180,7 @@ class ThreadRecorder {
   struct ExitNotifier;
   static ThreadRecorder* RegisterCurrentThread();
 
-  // Counters have a single writer: a plain load and store, no locked instruction.
-  static void Bump(std::atomic<int64_t>& counter) {
-    counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  }
+  static void Bump(std::atomic<int64_t>& counter) { AddOwned(counter, 1); }
   // Rewinds buffer and counters when `window` is newer than what they hold.
   void SyncWindow(uint64_t window) {
     if (window_.load(std::memory_order_relaxed) != window) StartWindow(window);
