@@ -183,14 +183,14 @@ bool WriteChromeTrace(const Collection& c, const std::string& path, std::string*
     }
   }
 
-  if (!c.step_ticks.empty()) {
+  if (!c.steps.empty()) {
     WriteThreadName(&w, pid, kStepsTid, "steps", -1);
     uint64_t step_start = c.start_tick;
-    for (size_t i = 0; i < c.step_ticks.size(); ++i) {
+    for (size_t i = 0; i < c.steps.size(); ++i) {
       const std::string name = "step " + std::to_string(i);
       WriteComplete(&w, c, pid, kStepsTid, name.c_str(), "step", nullptr, step_start,
-                    c.step_ticks[i]);
-      step_start = c.step_ticks[i];
+                    c.steps[i].tick);
+      step_start = c.steps[i].tick;
     }
   }
   for (const ThreadSnapshot& t : c.threads) {

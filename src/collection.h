@@ -41,16 +41,21 @@ struct NoEventUsage {
   MemoryStats stats;  // live_bytes unused: live blocks are counted apart
 };
 
+// What MarkStep() took when a step closed.
+struct StepMark {
+  uint64_t tick = 0;
+  std::map<std::string, int64_t> peak_bytes;  // by place name: the step's high-water mark
+  std::map<std::string, int64_t> end_bytes;   // live bytes as it closed
+  std::map<std::string, int64_t> process;     // ReadProcessMemory()
+};
+
 struct Collection {
   ProfilerState state = ProfilerState::kCPU;
   uint64_t start_tick = 0;
   uint64_t end_tick = 0;
   double ns_per_tick = 1.0;
   std::vector<ThreadSnapshot> threads;
-  std::vector<uint64_t> step_ticks;                             // one per MarkStep(), in order
-  std::vector<std::map<std::string, int64_t>> step_peak_bytes;  // per step, by place name
-  std::vector<std::map<std::string, int64_t>> step_end_bytes;
-  std::vector<std::map<std::string, int64_t>> step_process;  // ReadProcessMemory() per step
+  std::vector<StepMark> steps;       // one per MarkStep(), in order
   std::vector<PlaceSummary> places;  // by place index; at_peak left to the report builder
   std::vector<NoEventUsage> no_event;
   std::vector<LiveBlock> live_blocks;      // allocated in the window and still live

@@ -54,9 +54,9 @@ std::string Bytes(int64_t n) {
 
 std::string MemoryGrowthWarning(const Collection& c) {
   std::vector<int64_t> ends;
-  for (const auto& by_place : c.step_end_bytes) {
+  for (const StepMark& step : c.steps) {
     int64_t sum = 0;
-    for (const auto& [place, bytes] : by_place) sum += bytes;
+    for (const auto& [place, bytes] : step.end_bytes) sum += bytes;
     ends.push_back(sum);
   }
   if (!GrowsAsATrend(ends)) return "";
@@ -117,9 +117,9 @@ std::string MemoryGrowthWarning(const Collection& c) {
 std::string ProcessGrowthWarning(const Collection& c) {
   auto series = [&c](const std::string& figure) {
     std::vector<int64_t> values;
-    for (const auto& step : c.step_process) {
-      const auto it = step.find(figure);
-      if (it == step.end()) return std::vector<int64_t>();
+    for (const StepMark& step : c.steps) {
+      const auto it = step.process.find(figure);
+      if (it == step.process.end()) return std::vector<int64_t>();
       values.push_back(it->second);
     }
     return values;
@@ -131,9 +131,9 @@ std::string ProcessGrowthWarning(const Collection& c) {
   if (!GrowsAsATrend(rss, kMinResidentRise) || series("heap_in_use_bytes").empty()) return "";
   auto growth = [](const std::vector<int64_t>& v) { return v.empty() ? 0 : v.back() - v.front(); };
   int64_t tracked = 0;
-  if (!c.step_end_bytes.empty()) {
-    for (const auto& [place, bytes] : c.step_end_bytes.back()) tracked += bytes;
-    for (const auto& [place, bytes] : c.step_end_bytes.front()) tracked -= bytes;
+  if (!c.steps.empty()) {
+    for (const auto& [place, bytes] : c.steps.back().end_bytes) tracked += bytes;
+    for (const auto& [place, bytes] : c.steps.front().end_bytes) tracked -= bytes;
   }
   const int64_t in_use = growth(series("heap_in_use_bytes"));
   const int64_t kept = growth(series("heap_free_bytes"));

@@ -51,10 +51,7 @@ struct Control {
   internal::GpuTracer* gpu = nullptr;  // tracing the GPU in this window
   uint64_t start_tick = 0;
   uint64_t start_ns = 0;
-  std::vector<uint64_t> step_ticks;
-  std::vector<std::map<std::string, int64_t>> step_peak_bytes;
-  std::vector<std::map<std::string, int64_t>> step_end_bytes;
-  std::vector<std::map<std::string, int64_t>> step_process;
+  std::vector<internal::StepMark> steps;
   int64_t untracked_allocs_at_start = 0;
 };
 
@@ -66,10 +63,7 @@ Control& GetControl() {
 // Caller holds control.mu. Release: pairs with the acquire in every recorder, so the
 // collector of the previous window is done before any thread rewinds its buffer.
 void OpenWindow(Control& control) {
-  control.step_ticks.clear();
-  control.step_peak_bytes.clear();
-  control.step_end_bytes.clear();
-  control.step_process.clear();
+  control.steps.clear();
   g_steps_in_window.store(0, std::memory_order_relaxed);
   g_memory_timeline.store(FLAGS_paddle_prof_memory_timeline, std::memory_order_relaxed);
   control.untracked_allocs_at_start = internal::UntrackedAllocs();
@@ -188,10 +182,7 @@ Report StopLocked(Control& control, EventSortingKey key, const std::string& prof
   c.state = control.state;
   c.start_tick = control.start_tick;
   c.ns_per_tick = Clock::NsPerTick();
-  c.step_ticks = std::move(control.step_ticks);
-  c.step_peak_bytes = std::move(control.step_peak_bytes);
-  c.step_end_bytes = std::move(control.step_end_bytes);
-  c.step_process = std::move(control.step_process);
+  c.steps = std::move(control.steps);
   c.places = internal::ClosePlaceWindow();
   c.untracked_allocs = internal::UntrackedAllocs() - control.untracked_allocs_at_start;
   if (std::string w = ClockWarning(c, end_ns - control.start_ns); !w.empty()) {
@@ -268,10 +259,10 @@ void MarkStep() {
   internal::NativeGuard profiler_memory;
   std::lock_guard<std::mutex> lock(control.mu);
   if (g_window.load(std::memory_order_relaxed) == 0) return;
-  control.step_ticks.push_back(Clock::Now());
-  internal::ClosePlaceStep(&control.step_peak_bytes.emplace_back(),
-                           &control.step_end_bytes.emplace_back());
-  control.step_process.push_back(internal::ReadProcessMemory());
+  internal::StepMark& step = control.steps.emplace_back();
+  step.tick = Clock::Now();
+  internal::ClosePlaceStep(&step.peak_bytes, &step.end_bytes);
+  step.process = internal::ReadProcessMemory();
   g_steps_in_window.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -348,14 +348,14 @@ Report BuildReport(const Collection& c, EventSortingKey key, bool per_thread) {
   }
 
   uint64_t step_start = c.start_tick;
-  for (size_t i = 0; i < c.step_ticks.size(); ++i) {
+  for (size_t i = 0; i < c.steps.size(); ++i) {
     StepSummary step;
     step.step = static_cast<int>(i);
-    step.wall_ms = c.TicksToMs(c.step_ticks[i] - step_start);
-    if (i < c.step_peak_bytes.size()) step.peak_bytes = c.step_peak_bytes[i];
-    if (i < c.step_end_bytes.size()) step.end_bytes = c.step_end_bytes[i];
-    if (i < c.step_process.size()) step.process = c.step_process[i];
-    step_start = c.step_ticks[i];
+    step.wall_ms = c.TicksToMs(c.steps[i].tick - step_start);
+    step.peak_bytes = c.steps[i].peak_bytes;
+    step.end_bytes = c.steps[i].end_bytes;
+    step.process = c.steps[i].process;
+    step_start = c.steps[i].tick;
     report.steps.push_back(std::move(step));
   }
   AddWarnings(c, left_out, &report);

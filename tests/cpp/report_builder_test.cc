@@ -98,7 +98,7 @@ TEST_F(ReportBuilderTest, EqualNamesAtDifferentAddressesMerge) {
 
 TEST_F(ReportBuilderTest, StepsAreTimedFromTheWindowStartOrThePreviousStep) {
   Collection c = Make();
-  c.step_ticks = {5, 12, 30};
+  for (const uint64_t tick : {5, 12, 30}) c.steps.push_back({tick, {}, {}, {}});
   const Report r = BuildReport(c, EventSortingKey::kTotal, false);
   ASSERT_EQ(r.steps.size(), 3u);
   EXPECT_EQ(r.steps[0].wall_ms, 5);
