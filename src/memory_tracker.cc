@@ -70,7 +70,7 @@ void TrackShrink(const void* ptr, int64_t bytes) {
   LiveBlock freed = block;
   freed.size = std::min(bytes, block.size);
   block.size -= freed.size;
-  int64_t gone = freed.size;  // from the place's live bytes
+  int64_t gone = freed.size;                                // from the place's live bytes
   if (block.size > 0 && !LiveBlocks::Insert(ptr, block)) {  // the rest is no longer tracked
     g_untracked_allocs.fetch_add(1, std::memory_order_relaxed);
     gone += block.size;
