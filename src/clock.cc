@@ -32,23 +32,6 @@ bool TscIsInvariant() {
 #endif
 }
 
-// A (CLOCK_MONOTONIC, TSC) pair read as close together as can be: the TSC is read
-// around clock_gettime and the tightest of a few tries is kept, so that a preemption
-// in between cannot skew the calibration.
-void ReadPair(uint64_t* ns, uint64_t* ticks) {
-  uint64_t best = ~uint64_t{0};
-  for (int i = 0; i < 8; ++i) {
-    const uint64_t before = Clock::Now();
-    const uint64_t now_ns = MonotonicNs();
-    const uint64_t after = Clock::Now();
-    if (after - before < best) {
-      best = after - before;
-      *ns = now_ns;
-      *ticks = before + (after - before) / 2;
-    }
-  }
-}
-
 }  // namespace
 
 uint64_t MonotonicNs() {
@@ -60,7 +43,7 @@ uint64_t MonotonicNs() {
 void Clock::Init() {
   std::call_once(g_init_once, [] {
     use_tsc_.store(TscIsInvariant(), std::memory_order_relaxed);
-    ReadPair(&g_anchor.ns, &g_anchor.ticks);
+    ReadPaired(&MonotonicNs, &g_anchor.ns, &g_anchor.ticks);
   });
 }
 
@@ -73,7 +56,7 @@ double Clock::NsPerTick() {
   constexpr uint64_t kMinBaselineNs = 1000000;
   uint64_t ns, ticks;
   do {
-    ReadPair(&ns, &ticks);
+    ReadPaired(&MonotonicNs, &ns, &ticks);
   } while (ns - g_anchor.ns < kMinBaselineNs || ticks <= g_anchor.ticks);
   return static_cast<double>(ns - g_anchor.ns) / static_cast<double>(ticks - g_anchor.ticks);
 }

@@ -30,6 +30,23 @@ class Clock {
   // Now(), callable from outside the library (tests), which cannot see use_tsc_.
   static uint64_t NowOutOfLine();
   static bool UsesTsc() { return use_tsc_.load(std::memory_order_relaxed); }
+  // Another clock's reading (`read_other()`) paired with the tick of the same moment:
+  // ticks are read around it and the tightest of a few tries is kept, so that a
+  // preemption in between cannot skew the pairing.
+  template <typename ReadOther>
+  static void ReadPaired(ReadOther read_other, uint64_t* other, uint64_t* tick) {
+    uint64_t best = ~uint64_t{0};
+    for (int i = 0; i < 8; ++i) {
+      const uint64_t before = Now();
+      const uint64_t reading = read_other();
+      const uint64_t after = Now();
+      if (after - before < best) {
+        best = after - before;
+        *other = reading;
+        *tick = before + (after - before) / 2;
+      }
+    }
+  }
   // Nanoseconds per tick, measured from Init() to now (waits up to 1 ms when Init()
   // was too recent for a precise rate).
   static double NsPerTick();

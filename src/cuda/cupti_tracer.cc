@@ -95,20 +95,12 @@ void CUPTIAPI CuptiTracer::BufferCompleted(CUcontext context, uint32_t stream, u
 }
 
 void CuptiTracer::Anchor() {
-  // The closest of a few (tick, CUPTI time, tick) triples: the pairing is as good as
-  // the time one CUPTI read takes.
-  uint64_t best_gap = ~uint64_t{0};
-  for (int i = 0; i < 5; ++i) {
-    const uint64_t before = Clock::Now();
+  const auto cupti_ns = [] {
     uint64_t ns = 0;
     cuptiGetTimestamp(&ns);
-    const uint64_t after = Clock::Now();
-    if (after - before < best_gap) {
-      best_gap = after - before;
-      anchor_tick_ = before + (after - before) / 2;
-      anchor_ns_ = ns;
-    }
-  }
+    return ns;
+  };
+  Clock::ReadPaired(cupti_ns, &anchor_ns_, &anchor_tick_);
 }
 
 void CuptiTracer::Start() {
