@@ -80,6 +80,9 @@ __attribute__((constructor)) void Initialise() {
   g_native_place.store(PlaceIndex(NativePlace()), std::memory_order_release);
 }
 
+size_t PageSize() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
+size_t PageRounded(size_t length) { return (length + PageSize() - 1) & ~(PageSize() - 1); }
+
 // The place to track on, or -1 to pass the call through untracked.
 inline int TrackingPlace() {
   if (t_native_guard != 0) return -1;
@@ -102,6 +105,8 @@ inline void Freed(int place, void* ptr) {
 
 using paddle_prof::internal::Allocated;
 using paddle_prof::internal::Freed;
+using paddle_prof::internal::PageRounded;
+using paddle_prof::internal::PageSize;
 using paddle_prof::internal::TrackingPlace;
 
 extern "C" {
@@ -165,14 +170,13 @@ __attribute__((visibility("default"))) void* memalign(size_t alignment, size_t s
 
 __attribute__((visibility("default"))) void* valloc(size_t size) {
   const int place = TrackingPlace();
-  return Allocated(place, __libc_memalign(static_cast<size_t>(sysconf(_SC_PAGESIZE)), size), size);
+  return Allocated(place, __libc_memalign(PageSize(), size), size);
 }
 
 __attribute__((visibility("default"))) void* pvalloc(size_t size) {
   const int place = TrackingPlace();
-  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  const size_t rounded = (size + page - 1) & ~(page - 1);
-  return Allocated(place, __libc_memalign(page, rounded), rounded);
+  const size_t rounded = PageRounded(size);
+  return Allocated(place, __libc_memalign(PageSize(), rounded), rounded);
 }
 
 }  // extern "C"
@@ -193,8 +197,6 @@ Mappings& GetMappings() {
   static auto* mappings = new Mappings;  // leaked: the program may unmap during exit
   return *mappings;
 }
-
-size_t PageSize() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
 
 // Removes [start, start + length) from the tracked regions, splitting those it cuts.
 void Forget(std::map<uintptr_t, size_t>* regions, uintptr_t start, size_t length) {
@@ -227,6 +229,17 @@ void ReadMappings(int64_t* reserved, int64_t* resident) {
   }
 }
 
+// [start, start + length) was unmapped, or (`mapped`) newly mapped, perhaps over an old
+// mapping (MAP_FIXED).
+void NoteMapping(uintptr_t start, size_t length, bool mapped) {
+  NativeGuard profiler_memory;
+  Mappings& m = GetMappings();
+  const size_t rounded = PageRounded(length);
+  std::lock_guard<std::mutex> lock(m.mu);
+  Forget(&m.regions, start, rounded);
+  if (mapped) m.regions.emplace(start, rounded);
+}
+
 __attribute__((constructor)) void RegisterMappingReader() { SetMappingReader(&ReadMappings); }
 
 }  // namespace
@@ -239,15 +252,8 @@ __attribute__((visibility("default"))) void* mmap(void* addr, size_t length, int
   void* result = reinterpret_cast<void*>(syscall(SYS_mmap, addr, length, prot, flags, fd, offset));
   if (result != MAP_FAILED && (flags & MAP_ANONYMOUS) != 0 &&
       paddle_prof::internal::TrackingPlace() >= 0) {
-    using paddle_prof::internal::GetMappings;
-    paddle_prof::internal::NativeGuard profiler_memory;
-    auto& m = GetMappings();
-    const size_t page = paddle_prof::internal::PageSize();
-    const auto start = reinterpret_cast<uintptr_t>(result);
-    const size_t rounded = (length + page - 1) & ~(page - 1);
-    std::lock_guard<std::mutex> lock(m.mu);
-    paddle_prof::internal::Forget(&m.regions, start, rounded);  // MAP_FIXED over an old one
-    m.regions.emplace(start, rounded);
+    paddle_prof::internal::NoteMapping(reinterpret_cast<uintptr_t>(result), length,
+                                       /*mapped=*/true);
   }
   return result;
 }
@@ -260,13 +266,8 @@ __attribute__((visibility("default"))) void* mmap64(void* addr, size_t length, i
 
 __attribute__((visibility("default"))) int munmap(void* addr, size_t length) {
   if (paddle_prof::internal::TrackingPlace() >= 0) {
-    using paddle_prof::internal::GetMappings;
-    paddle_prof::internal::NativeGuard profiler_memory;
-    auto& m = GetMappings();
-    const size_t page = paddle_prof::internal::PageSize();
-    std::lock_guard<std::mutex> lock(m.mu);
-    paddle_prof::internal::Forget(&m.regions, reinterpret_cast<uintptr_t>(addr),
-                                  (length + page - 1) & ~(page - 1));
+    paddle_prof::internal::NoteMapping(reinterpret_cast<uintptr_t>(addr), length,
+                                       /*mapped=*/false);
   }
   return static_cast<int>(syscall(SYS_munmap, addr, length));
 }
