@@ -163,6 +163,10 @@ bool WriteChromeTrace(const Collection& c, const std::string& path, std::string*
     ok = ok && std::fwrite(out.data(), 1, out.size(), file.get()) == out.size();
     out.clear();
   };
+  // The trace goes out in pieces: a long window's would not fit in memory at once.
+  auto flush_if_large = [&] {
+    if (out.size() > kFlushBytes) flush();
+  };
   const int pid = static_cast<int>(getpid());
   JsonWriter w(&out);
   w.BeginObject();
@@ -179,7 +183,7 @@ bool WriteChromeTrace(const Collection& c, const std::string& path, std::string*
       if (e.place != static_cast<int>(place)) continue;
       live += e.delta;
       WriteCounter(&w, pid, track, c.TicksToUs(e.tick - c.start_tick), live);
-      if (out.size() > kFlushBytes) flush();
+      flush_if_large();
     }
   }
 
@@ -202,12 +206,10 @@ bool WriteChromeTrace(const Collection& c, const std::string& path, std::string*
       // Memory records are drawn as counters; cut and late calls are not in the report.
       if (r.kind() != RecordKind::kCall || r.cut() || r.end > c.end_tick) continue;
       WriteComplete(&w, c, pid, t.os_tid, r.name, "op", r.tag(), r.start, r.end);
-      if (out.size() > kFlushBytes) flush();
+      flush_if_large();
     }
   }
-  WriteGpu(&w, c, pid, [&] {
-    if (out.size() > kFlushBytes) flush();
-  });
+  WriteGpu(&w, c, pid, flush_if_large);
   w.EndArray();
   w.EndObject();
   out.push_back('\n');
