@@ -3,9 +3,7 @@
 #include "chrome_trace.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -16,15 +14,8 @@
 namespace paddle_prof {
 namespace {
 
-std::string TempPath(const std::string& name) {
-  return ::testing::TempDir() + "/" + name + "_" + std::to_string(getpid()) + ".json";
-}
-
-nlohmann::json ReadJson(const std::string& path) {
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << path;
-  return nlohmann::json::parse(in);  // throws, failing the test, on malformed JSON
-}
+using testing::ReadJson;
+using testing::TempPath;
 
 TEST(ChromeTraceTest, OneCompleteEventPerCallOnNamedThreadTracks) {
   const std::string path = TempPath("trace");

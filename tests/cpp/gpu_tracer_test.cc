@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <stdexcept>
@@ -26,7 +25,9 @@ using internal::Clock;
 using internal::GpuActivity;
 using internal::GpuCapture;
 using testing::HasWarning;
+using testing::ReadJson;
 using testing::Row;
+using testing::TempPath;
 
 // Stands in for CUPTI: keeps each thread's stack of pushed scope ids, and "launches"
 // GPU work as CUPTI would record it: an API call correlated with the top of the stack.
@@ -230,15 +231,14 @@ TEST_F(GpuTracerTest, PushesAndPopsStayBalancedOnOddEnds) {
 }
 
 TEST_F(GpuTracerTest, TraceHasAStreamTrackAndAnArrowFromTheCall) {
-  const std::string path = ::testing::TempDir() + "gpu_trace.json";
+  const std::string path = TempPath("gpu_trace");
   EnableProfiler(ProfilerState::kCUDA);
   {
     RecordEvent matmul("matmul");
     fake_.Launch("sgemm_kernel", Clock::NowOutOfLine(), 1000, 13);
   }
   StopProfiler(EventSortingKey::kTotal, path);
-  std::ifstream in(path);
-  const nlohmann::json trace = nlohmann::json::parse(in);
+  const nlohmann::json trace = ReadJson(path);
   int kernels = 0, flow_starts = 0, flow_ends = 0;
   bool stream_named = false;
   int64_t op_tid = -1;

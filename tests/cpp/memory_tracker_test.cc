@@ -3,12 +3,10 @@
 #include "memory_tracker.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -23,7 +21,9 @@ namespace {
 
 using testing::HasWarning;
 using testing::PlaceOf;
+using testing::ReadJson;
 using testing::Row;
+using testing::TempPath;
 
 constexpr int64_t kMiB = 1 << 20;
 
@@ -364,7 +364,7 @@ TEST_F(MemoryTest, MemorySortKeysOrderRows) {
 }
 
 TEST_F(MemoryTest, JsonAndTraceCarryTheMemory) {
-  const std::string path = ::testing::TempDir() + "/memory_" + std::to_string(getpid()) + ".json";
+  const std::string path = TempPath("memory");
   EnableProfiler(ProfilerState::kCPU);
   void* out;
   {
@@ -373,8 +373,7 @@ TEST_F(MemoryTest, JsonAndTraceCarryTheMemory) {
   }
   MarkStep();
   const Report report = StopProfiler(EventSortingKey::kTotal, path);
-  std::ifstream summary(path + ".summary.json");
-  const nlohmann::json j = nlohmann::json::parse(summary);
+  const nlohmann::json j = ReadJson(path + ".summary.json");
   const nlohmann::json& m = j.at("events")[0].at("memory").at("CPU");
   for (const char* field :
        {"peak_bytes", "alloc_bytes", "alloc_count", "free_bytes", "free_count", "live_bytes"}) {
@@ -389,8 +388,7 @@ TEST_F(MemoryTest, JsonAndTraceCarryTheMemory) {
                 place.at("start_bytes").get<int64_t>(),
             3136000);
 
-  std::ifstream trace_file(path);
-  const nlohmann::json trace = nlohmann::json::parse(trace_file);
+  const nlohmann::json trace = ReadJson(path);
   int64_t last_counter = -1;
   for (const auto& e : trace.at("traceEvents")) {
     if (e.at("ph") == "C" && e.at("name") == "Memory CPU") last_counter = e.at("args").at("bytes");

@@ -1,7 +1,6 @@
 // The summary JSON: the schema of API.md, the file equal to Report::ToJson(), and
 // numbers that read back exactly.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -15,9 +14,10 @@ namespace paddle_prof {
 namespace {
 
 using testing::Row;
+using testing::TempPath;
 
 TEST(SummaryJsonTest, FileEqualsToJsonAndNumbersRoundTrip) {
-  const std::string path = ::testing::TempDir() + "/summary_" + std::to_string(getpid()) + ".json";
+  const std::string path = TempPath("summary");
   EnableProfiler(ProfilerState::kCPU);
   for (int i = 0; i < 1000; ++i) RecordEvent e("tiny");  // about 20 ns each
   {

@@ -3,9 +3,12 @@
 #define PADDLE_PROF_TESTS_CPP_TEST_UTIL_H_
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +52,17 @@ inline const PlaceSummary& PlaceOf(const Report& report, const std::string& plac
   ADD_FAILURE() << "no place " << place;
   static const PlaceSummary kNone;
   return kNone;
+}
+
+// A file for `name` in the test's temporary folder, apart for each test process.
+inline std::string TempPath(const std::string& name) {
+  return ::testing::TempDir() + "/" + name + "_" + std::to_string(getpid()) + ".json";
+}
+
+inline nlohmann::json ReadJson(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << path;
+  return nlohmann::json::parse(in);  // throws, failing the test, on malformed JSON
 }
 
 inline bool HasWarning(const Report& report, const std::string& text) {
