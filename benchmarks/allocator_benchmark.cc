@@ -6,6 +6,8 @@
 // state of a long loop: ResetProfiler() rewinds the recorders off the clock every
 // kPairsPerWindow pairs. BM_TrackedAllocFreeNoTimeline is the same without the memory
 // timeline (FLAGS_paddle_prof_memory_timeline=false: no at_peak, no trace counters).
+// BM_RecordAllocFree is a framework's own allocator reporting through RecordAlloc/
+// RecordFree, which also looks for the address among the live blocks first.
 // BM_Counter* are the torch bridge's CUDA fallback, without the allocator's own read: two
 // counter reads with nothing moved (an op that touched no GPU memory), and two that see
 // a block come and go (an op's output, freed by the next op).
@@ -92,6 +94,20 @@ void BM_TrackedAllocFreeNoTimeline(benchmark::State& state) {
   FLAGS_paddle_prof_memory_timeline = true;
 }
 BENCHMARK(BM_TrackedAllocFreeNoTimeline)->Threads(1)->Threads(2);
+
+void BM_RecordAllocFree(benchmark::State& state) {
+  paddle_prof::benchmarks::OpenWindowForRun();
+  const auto base = Base();
+  paddle_prof::RecordEvent op("op");
+  paddle_prof::benchmarks::TimeInSteadyWindow(state, kPairsPerWindow, "faults/pair", [&base] {
+    void* p = base->Allocate(kBytes);
+    paddle_prof::RecordAlloc(paddle_prof::CPUPlace(), p, kBytes);
+    benchmark::DoNotOptimize(p);
+    paddle_prof::RecordFree(paddle_prof::CPUPlace(), p);
+    base->Free(p);
+  });
+}
+BENCHMARK(BM_RecordAllocFree)->Threads(1)->Threads(2);
 
 void BM_CounterReadsNothingMoved(benchmark::State& state) {
   paddle_prof::internal::CounterMemory memory(paddle_prof::CUDAPlace(0));

@@ -13,6 +13,7 @@
 #include "gpu_activity.h"
 #include "gpu_correlation.h"
 #include "live_block_table.h"
+#include "memory_tracker.h"
 #include "paddle_prof/report.h"
 
 namespace paddle_prof::internal {
@@ -70,7 +71,7 @@ struct Collection {
   int64_t dropped = 0;
   int64_t dropped_memory = 0;         // memory records lost to the buffer bound
   int64_t lost_places = 0;            // scope figures lost: a scope touched too many places
-  int64_t untracked_allocs = 0;       // blocks the live-block table had no room for
+  TrackerCounts tracker;              // during the window
   std::vector<std::string> warnings;  // found while collecting (the clock's)
 
   double TicksToMs(uint64_t ticks) const { return static_cast<double>(ticks) * ns_per_tick / 1e6; }

@@ -15,6 +15,8 @@ namespace internal {
 namespace {
 
 std::atomic<int64_t> g_untracked_allocs{0};
+std::atomic<int64_t> g_oversized_allocs{0};
+std::atomic<int64_t> g_live_again{0};
 
 // `gone` bytes leave the place's live bytes, and the calling thread's open scopes count
 // the free of `freed`.
@@ -31,10 +33,18 @@ inline void Released(const LiveBlock& freed, int64_t gone) {
 
 }  // namespace
 
-int64_t UntrackedAllocs() { return g_untracked_allocs.load(std::memory_order_relaxed); }
+TrackerCounts TrackerCountsNow() {
+  constexpr auto kRelaxed = std::memory_order_relaxed;
+  return {g_untracked_allocs.load(kRelaxed), g_oversized_allocs.load(kRelaxed),
+          g_live_again.load(kRelaxed)};
+}
 
-void TrackAlloc(int place, const void* ptr, size_t bytes) {
-  if (place < 0 || ptr == nullptr) return;
+bool TrackAlloc(int place, const void* ptr, size_t bytes) {
+  if (place < 0 || ptr == nullptr) return false;
+  if (bytes > static_cast<size_t>(INT64_MAX)) {  // would read as a negative size
+    g_oversized_allocs.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
   LiveBlocks::Prefetch(ptr);
   LiveBlock block;
   block.size = static_cast<int64_t>(bytes);
@@ -44,7 +54,7 @@ void TrackAlloc(int place, const void* ptr, size_t bytes) {
   if (recorder != nullptr) recorder->SetOwner(window, &block);
   if (!LiveBlocks::Insert(ptr, block)) {
     g_untracked_allocs.fetch_add(1, std::memory_order_relaxed);
-    return;
+    return false;
   }
   if (PlaceCountedPerThread(place)) {
     LiveBlocks::AddPerThread(block.size);
@@ -52,16 +62,18 @@ void TrackAlloc(int place, const void* ptr, size_t bytes) {
     PlaceCountersAt(place).Add(block.size);
   }
   if (recorder != nullptr) recorder->ChargeAlloc(block);
+  return true;
 }
 
-void TrackFree(int place, const void* ptr) {
-  if (ptr == nullptr) return;
+bool TrackFree(int place, const void* ptr) {
+  if (ptr == nullptr) return false;
   LiveBlock block;
   if (!LiveBlocks::Remove(ptr, &block)) {
     if (place >= 0) PlaceCountersAt(place).untracked_frees.fetch_add(1, std::memory_order_relaxed);
-    return;
+    return false;
   }
   Released(block, block.size);
+  return true;
 }
 
 void TrackShrink(const void* ptr, int64_t bytes) {
@@ -81,7 +93,16 @@ void TrackShrink(const void* ptr, int64_t bytes) {
 }  // namespace internal
 
 void RecordAlloc(Place place, const void* ptr, size_t bytes) {
-  internal::TrackAlloc(internal::PlaceIndex(place), ptr, bytes);
+  const int index = internal::PlaceIndex(place);
+  if (index < 0 || ptr == nullptr) return;
+  // A framework's own allocator may report an address again without its free: one live
+  // block per address keeps end bytes equal to the live bytes over rows.
+  internal::LiveBlock old;
+  if (internal::LiveBlocks::Remove(ptr, &old)) {
+    internal::g_live_again.fetch_add(1, std::memory_order_relaxed);
+    internal::Released(old, old.size);
+  }
+  internal::TrackAlloc(index, ptr, bytes);
 }
 
 void RecordFree(Place place, const void* ptr) {

@@ -10,16 +10,26 @@
 
 namespace paddle_prof::internal {
 
-// `place` is a PlaceIndex(); a negative one (too many places) is not tracked.
-void TrackAlloc(int place, const void* ptr, size_t bytes);
-void TrackFree(int place, const void* ptr);
+// `place` is a PlaceIndex(); a negative one (too many places) is not tracked. True when
+// the block is tracked now: false for nullptr, a size above INT64_MAX (counted) and a
+// block the live-block table had no memory for (counted). The caller's allocator never
+// hands out a live pointer (RecordAlloc checks what a framework reports).
+bool TrackAlloc(int place, const void* ptr, size_t bytes);
+// True when `ptr` was a tracked block; false (and the place's untracked_frees counted)
+// for a pointer never tracked or already freed.
+bool TrackFree(int place, const void* ptr);
 // A tracked block gives back `bytes` and stays live with the rest, its owner kept: the
 // calling thread's open scopes count a free of `bytes`. For memory known only by its
 // total (see counter_memory.h), whose frees need not match earlier allocations.
 void TrackShrink(const void* ptr, int64_t bytes);
 
-// Blocks the live-block table had no memory for: never tracked.
-int64_t UntrackedAllocs();
+// Since the process started, for the report's warnings.
+struct TrackerCounts {
+  int64_t untracked = 0;   // blocks the live-block table had no memory for
+  int64_t oversized = 0;   // sizes above INT64_MAX, never tracked
+  int64_t live_again = 0;  // RecordAlloc of a pointer still live: the old block freed first
+};
+TrackerCounts TrackerCountsNow();
 
 }  // namespace paddle_prof::internal
 

@@ -52,7 +52,7 @@ struct Control {
   uint64_t start_tick = 0;
   uint64_t start_ns = 0;
   std::vector<internal::StepMark> steps;
-  int64_t untracked_allocs_at_start = 0;
+  internal::TrackerCounts tracker_at_start;
 };
 
 Control& GetControl() {
@@ -66,7 +66,7 @@ void OpenWindow(Control& control) {
   control.steps.clear();
   g_steps_in_window.store(0, std::memory_order_relaxed);
   g_memory_timeline.store(FLAGS_paddle_prof_memory_timeline, std::memory_order_relaxed);
-  control.untracked_allocs_at_start = internal::UntrackedAllocs();
+  control.tracker_at_start = internal::TrackerCountsNow();
   internal::OpenPlaceWindow();
   control.start_ns = internal::MonotonicNs();
   control.start_tick = Clock::Now();
@@ -184,7 +184,10 @@ Report StopLocked(Control& control, EventSortingKey key, const std::string& prof
   c.ns_per_tick = Clock::NsPerTick();
   c.steps = std::move(control.steps);
   c.places = internal::ClosePlaceWindow();
-  c.untracked_allocs = internal::UntrackedAllocs() - control.untracked_allocs_at_start;
+  const internal::TrackerCounts now = internal::TrackerCountsNow();
+  const internal::TrackerCounts& then = control.tracker_at_start;
+  c.tracker = {now.untracked - then.untracked, now.oversized - then.oversized,
+               now.live_again - then.live_again};
   if (std::string w = ClockWarning(c, end_ns - control.start_ns); !w.empty()) {
     c.warnings.push_back(std::move(w));
   }

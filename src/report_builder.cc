@@ -228,9 +228,18 @@ void AddWarnings(const Collection& c, const LeftOut& left_out, Report* report) {
                 " scope memory figure(s) lost: a scope touched "
                 "more than 4 places.");
   }
-  if (c.untracked_allocs > 0) {
-    w.push_back(std::to_string(c.untracked_allocs) +
+  if (c.tracker.untracked > 0) {
+    w.push_back(std::to_string(c.tracker.untracked) +
                 " block(s) not tracked: no memory could be had for the live-block table.");
+  }
+  if (c.tracker.oversized > 0) {
+    w.push_back(std::to_string(c.tracker.oversized) +
+                " allocation(s) of more than INT64_MAX bytes ignored: no block can be that large.");
+  }
+  if (c.tracker.live_again > 0) {
+    w.push_back(std::to_string(c.tracker.live_again) +
+                " RecordAlloc() call(s) named a pointer that was still live; the old block was "
+                "counted as freed first.");
   }
   const GpuCorrelation& gpu = c.gpu_correlation;
   if (gpu.no_event > 0) {

@@ -1,3 +1,4 @@
+#include <new>
 #include <stdexcept>
 
 #include "memory_tracker.h"
@@ -18,14 +19,21 @@ void* TrackingAllocator::Allocate(size_t bytes) {
     internal::NativeGuard counted_here_not_as_native;
     ptr = base_->Allocate(bytes);
   }
-  internal::TrackAlloc(place_index_, ptr, bytes);
+  if (ptr != nullptr && place_index_ >= 0 && !internal::TrackAlloc(place_index_, ptr, bytes)) {
+    // An untracked block would reach Free() unknown and never go back to the base.
+    internal::NativeGuard counted_here_not_as_native;
+    base_->Free(ptr);
+    throw std::bad_alloc();
+  }
   return ptr;
 }
 
 void TrackingAllocator::Free(void* ptr) {
   if (ptr == nullptr) return;
   // Forget the block before the base allocator may hand its address to another thread.
-  internal::TrackFree(place_index_, ptr);
+  // A block the tracker does not know (a double free, a foreign pointer) is counted and
+  // kept from the base allocator, which would abort or corrupt its heap.
+  if (!internal::TrackFree(place_index_, ptr) && place_index_ >= 0) return;
   internal::NativeGuard counted_here_not_as_native;
   base_->Free(ptr);
 }

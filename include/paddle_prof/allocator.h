@@ -26,6 +26,7 @@ namespace paddle_prof {
 class Allocator {
  public:
   virtual ~Allocator() = default;
+  // A block of at least `bytes`; nullptr or std::bad_alloc when it cannot be served.
   virtual void* Allocate(size_t bytes) = 0;
   virtual void Free(void* ptr) = 0;
 };
@@ -34,8 +35,12 @@ class Allocator {
 class TrackingAllocator final : public Allocator {
  public:
   TrackingAllocator(std::shared_ptr<Allocator> base, Place place);
+  // nullptr when the base returns nullptr; std::bad_alloc when the block cannot be
+  // tracked (a size above INT64_MAX, no memory for the live-block table).
   void* Allocate(size_t bytes) override;
-  void Free(void* ptr) override;  // nullptr is ignored
+  // nullptr is ignored. A pointer this allocator did not hand out, or already took back,
+  // is counted in the place's untracked_frees and never reaches the base allocator.
+  void Free(void* ptr) override;
 
  private:
   std::shared_ptr<Allocator> base_;
@@ -53,6 +58,9 @@ std::shared_ptr<Allocator> CUDAAllocator(int device);
 
 // For frameworks that keep their own allocator: report the same facts directly.
 // RecordFree of a pointer never recorded is counted in the place's untracked_frees.
+// RecordAlloc of a pointer that is still live frees the old block first (its allocator
+// reused the address without a RecordFree), counted in a report warning; a size above
+// INT64_MAX is ignored, also counted.
 void RecordAlloc(Place place, const void* ptr, size_t bytes);
 void RecordFree(Place place, const void* ptr);
 

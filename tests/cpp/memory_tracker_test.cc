@@ -5,15 +5,18 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
 
 #include "flags.h"
 #include "paddle_prof/paddle_prof.h"
+#include "place_registry.h"
 #include "test_util.h"
 
 namespace paddle_prof {
@@ -470,6 +473,86 @@ TEST_F(MemoryTest, FourThreadsAllocatingAndFreeingConcurrently) {
   EXPECT_LE(m.peak_bytes, 64 + 3 + 128);
   EXPECT_GE(m.peak_bytes, 64 + 128);
   EXPECT_EQ(PlaceOf(report, "CPU").end_bytes, PlaceOf(report, "CPU").start_bytes);
+}
+
+// A base allocator that counts what reaches it and may hand out a block for any size.
+class CountingAllocator final : public Allocator {
+ public:
+  void* Allocate(size_t bytes) override {
+    ++allocs;
+    return std::malloc(bytes > 64 ? 64 : bytes);  // never used past 64 bytes here
+  }
+  void Free(void* ptr) override {
+    ++frees;
+    std::free(ptr);
+  }
+  int allocs = 0;
+  int frees = 0;
+};
+
+TEST_F(MemoryTest, SizesThatCannotBeServedFailAndCountNothing) {
+  EnableProfiler(ProfilerState::kCPU);
+  {
+    RecordEvent e("huge");
+    for (const size_t bytes : {SIZE_MAX, SIZE_MAX - 1, SIZE_MAX - 62, SIZE_MAX - 63}) {
+      EXPECT_EQ(CPUAllocator()->Allocate(bytes), nullptr) << bytes;
+      EXPECT_EQ(cpu_.Allocate(bytes), nullptr) << bytes;
+    }
+    RecordAlloc(CPUPlace(), Address(1), size_t{INT64_MAX} + 1);
+    RecordAlloc(CPUPlace(), Address(2), SIZE_MAX);
+  }
+  const Report report = StopProfiler();
+  EXPECT_EQ(Cpu(Row(report, "huge")).alloc_count, 0);
+  EXPECT_EQ(Cpu(Row(report, "huge")).alloc_bytes, 0);
+  EXPECT_EQ(PlaceOf(report, "CPU").end_bytes, PlaceOf(report, "CPU").start_bytes);
+  EXPECT_TRUE(HasWarning(report, "2 allocation(s) of more than INT64_MAX bytes ignored"))
+      << report.Table();
+}
+
+TEST_F(MemoryTest, ABlockTheTrackerCannotTrackGoesBackToItsBase) {
+  auto base = std::make_shared<CountingAllocator>();
+  TrackingAllocator tracked(base, CPUPlace());
+  EXPECT_THROW(tracked.Allocate(size_t{INT64_MAX} + 1), std::bad_alloc);
+  EXPECT_EQ(base->allocs, 1);
+  EXPECT_EQ(base->frees, 1);
+}
+
+TEST_F(MemoryTest, ADoubleFreeIsCountedAndNeverReachesTheBase) {
+  auto base = std::make_shared<CountingAllocator>();
+  TrackingAllocator tracked(base, CPUPlace());
+  EnableProfiler(ProfilerState::kCPU);
+  void* p = tracked.Allocate(48);
+  tracked.Free(p);
+  tracked.Free(p);  // the tracker knows it is no longer live
+  int on_stack = 0;
+  tracked.Free(&on_stack);  // never handed out
+  const Report report = StopProfiler();
+  EXPECT_EQ(base->frees, 1);
+  EXPECT_EQ(PlaceOf(report, "CPU").untracked_frees, 2);
+}
+
+TEST_F(MemoryTest, RecordAllocOfALivePointerFreesTheOldBlockFirst) {
+  EnableProfiler(ProfilerState::kCPU);
+  {
+    RecordEvent e("first");
+    RecordAlloc(CPUPlace(), Address(7), 1000);
+  }
+  {
+    RecordEvent e("again");
+    RecordAlloc(CPUPlace(), Address(7), 300);  // the framework reused the address
+  }
+  const Report report = StopProfiler();
+  const PlaceSummary& place = PlaceOf(report, "CPU");
+  EXPECT_EQ(place.end_bytes - place.start_bytes, 300);
+  int64_t live_over_rows = 0;
+  for (const EventRow& row : report.events) live_over_rows += Cpu(row).live_bytes;
+  EXPECT_EQ(live_over_rows, 300);
+  EXPECT_EQ(Cpu(Row(report, "again")).free_bytes, 1000);
+  EXPECT_EQ(Cpu(Row(report, "first")).live_bytes, 0);
+  EXPECT_TRUE(HasWarning(report, "1 RecordAlloc() call(s) named a pointer that was still live"))
+      << report.Table();
+  RecordFree(CPUPlace(), Address(7));
+  EXPECT_EQ(internal::PlaceLiveBytes(internal::PlaceIndex(CPUPlace())), place.start_bytes);
 }
 
 }  // namespace
