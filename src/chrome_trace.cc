@@ -2,14 +2,12 @@
 
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <functional>
-#include <memory>
 #include <set>
 #include <utility>
 
+#include "atomic_file.h"
 #include "json_writer.h"
 
 namespace paddle_prof::internal {
@@ -19,10 +17,6 @@ namespace {
 constexpr int kStepsTid = 0;             // no real thread has id 0
 constexpr int kGpuPidBase = 0x7fff0000;  // GPU n is drawn as process kGpuPidBase + n
 constexpr size_t kFlushBytes = size_t{1} << 20;
-
-struct FileCloser {
-  void operator()(FILE* f) const { std::fclose(f); }
-};
 
 void WriteThreadName(JsonWriter* w, int pid, int tid, const std::string& name, int sort_index) {
   w->BeginObject();
@@ -152,15 +146,10 @@ void WriteGpu(JsonWriter* w, const Collection& c, int pid,
 }  // namespace
 
 bool WriteChromeTrace(const Collection& c, const std::string& path, std::string* error) {
-  std::unique_ptr<FILE, FileCloser> file(std::fopen(path.c_str(), "w"));
-  if (!file) {
-    *error = std::strerror(errno);
-    return false;
-  }
+  AtomicFile file(path);
   std::string out;
-  bool ok = true;
   auto flush = [&] {
-    ok = ok && std::fwrite(out.data(), 1, out.size(), file.get()) == out.size();
+    file.Write(out);
     out.clear();
   };
   // The trace goes out in pieces: a long window's would not fit in memory at once.
@@ -214,9 +203,7 @@ bool WriteChromeTrace(const Collection& c, const std::string& path, std::string*
   w.EndObject();
   out.push_back('\n');
   flush();
-  ok = std::fclose(file.release()) == 0 && ok;
-  if (!ok) *error = std::strerror(errno);
-  return ok;
+  return file.Commit(error);
 }
 
 }  // namespace paddle_prof::internal

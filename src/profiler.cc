@@ -3,16 +3,15 @@
 
 #include <glog/logging.h>
 
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <mutex>
 #include <stdexcept>
 #include <utility>
 #include <vector>
 
+#include "atomic_file.h"
 #include "chrome_trace.h"
 #include "clock.h"
 #include "collection.h"
@@ -150,20 +149,21 @@ void CollectRecorder(const internal::ThreadRecorder& r, uint64_t window, interna
   c->threads.push_back({r.index(), r.os_tid(), r.thread_name(), &r.buffer(), r.buffer().Size()});
 }
 
-// The trace at `path`, the summary beside it; a file that cannot be written is logged.
-void WriteProfileFiles(const internal::Collection& c, const Report& report,
-                       const std::string& path) {
+// The trace at `path`, the summary beside it, each whole or not at all. A file that
+// cannot be written is a warning of the report (the summary carries the trace's), and a
+// line on stderr.
+void WriteProfileFiles(const internal::Collection& c, const std::string& path, Report* report) {
   std::string error;
   if (!internal::WriteChromeTrace(c, path, &error)) {
-    LOG(ERROR) << "paddle_prof: cannot write the trace to '" << path << "': " << error;
+    report->warnings.push_back("cannot write the trace to '" + path + "': " + error +
+                               "; the file was not written.");
+    LOG(ERROR) << "paddle_prof: " << report->warnings.back();
   }
   const std::string summary_path = path + ".summary.json";
-  FILE* f = std::fopen(summary_path.c_str(), "w");
-  const std::string json = report.ToJson();
-  const bool written = f != nullptr && std::fwrite(json.data(), 1, json.size(), f) == json.size();
-  if (f == nullptr || std::fclose(f) != 0 || !written) {
-    LOG(ERROR) << "paddle_prof: cannot write the summary to '" << summary_path
-               << "': " << std::strerror(errno);
+  if (!internal::WriteFileAtomically(summary_path, report->ToJson(), &error)) {
+    report->warnings.push_back("cannot write the summary to '" + summary_path + "': " + error +
+                               "; the file was not written.");
+    LOG(ERROR) << "paddle_prof: " << report->warnings.back();
   }
 }
 
@@ -204,7 +204,7 @@ Report StopLocked(Control& control, EventSortingKey key, const std::string& prof
   c.gpu_correlation = internal::CorrelateGpu(c);
 
   Report report = internal::BuildReport(c, key, FLAGS_paddle_prof_per_thread);
-  if (!profile_path.empty()) WriteProfileFiles(c, report, profile_path);
+  if (!profile_path.empty()) WriteProfileFiles(c, profile_path, &report);
   return report;
 }
 

@@ -2,9 +2,14 @@
 #include "paddle_prof/profiler.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -264,6 +269,47 @@ TEST(ProfilerTest, UnwritablePathStillPrintsAndReturnsTheReport) {
             std::string::npos)
       << err;
   EXPECT_NE(err.find("cannot write the summary"), std::string::npos) << err;
+  // The failures are the report's too, in its warnings and its table.
+  EXPECT_TRUE(HasWarning(report,
+                         "cannot write the trace to '/nonexistent-dir/profile.json': No "
+                         "such file or directory; the file was not written."));
+  EXPECT_TRUE(HasWarning(report,
+                         "cannot write the summary to "
+                         "'/nonexistent-dir/profile.json.summary.json'"));
+  EXPECT_NE(out.find("Warning: cannot write the trace"), std::string::npos) << out;
+}
+
+// A disk that fills up mid-write (a file size limit stands in for it) leaves the files of
+// an earlier run whole, and the report says which file could not be written.
+TEST(ProfilerTest, AFullDiskLeavesEarlierFilesWholeAndWarns) {
+  const std::string path = testing::TempPath("full_disk");
+  for (const std::string& p : {path, path + ".summary.json"}) {
+    std::ofstream(p) << "earlier";
+  }
+  EnableProfiler(ProfilerState::kCPU);
+  for (int i = 0; i < 1000; ++i) RecordEvent e("op");  // a trace far above the limit
+  struct rlimit old_limit;
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  struct rlimit limit = old_limit;
+  limit.rlim_cur = 16384;  // the summary fits, the trace does not
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
+  ::testing::internal::CaptureStderr();
+  const Report report = StopProfiler(EventSortingKey::kTotal, path);
+  ::testing::internal::GetCapturedStderr();
+  setrlimit(RLIMIT_FSIZE, &old_limit);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_EQ(Row(report, "op").calls, 1000);
+  EXPECT_TRUE(HasWarning(report, "cannot write the trace to '" + path +
+                                     "': File too large; the file was not written."))
+      << report.Table();
+  std::ifstream trace(path);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(trace), {}), "earlier");
+  EXPECT_NE(access((path + ".tmp" + std::to_string(getpid())).c_str(), F_OK), 0);
+  // The summary was written whole, with the trace's failure among its warnings.
+  const nlohmann::json summary = testing::ReadJson(path + ".summary.json");
+  EXPECT_EQ(summary["events"][0]["calls"], 1000);
+  EXPECT_NE(summary["warnings"].dump().find("cannot write the trace"), std::string::npos);
 }
 
 TEST(ProfilerTest, ResetFromAnotherThreadLosesNothingRecordedAfterIt) {

@@ -1,0 +1,61 @@
+#include "atomic_file.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+namespace paddle_prof::internal {
+
+namespace {
+
+bool IsSpecialFile(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+}
+
+}  // namespace
+
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+  if (!IsSpecialFile(path_)) temp_ = path_ + ".tmp" + std::to_string(getpid());
+  file_ = std::fopen((temp_.empty() ? path_ : temp_).c_str(), "w");
+  if (file_ == nullptr) Fail();
+}
+
+AtomicFile::~AtomicFile() {
+  if (file_ != nullptr) std::fclose(file_);
+  if (!temp_.empty()) std::remove(temp_.c_str());  // no-op after a successful rename
+}
+
+void AtomicFile::Fail() {
+  if (error_ == 0) error_ = errno != 0 ? errno : EIO;
+}
+
+void AtomicFile::Write(std::string_view bytes) {
+  if (error_ != 0 || bytes.empty()) return;
+  if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) Fail();
+}
+
+bool AtomicFile::Commit(std::string* error) {
+  if (file_ != nullptr) {
+    // fclose flushes: a disk that fills up on the last buffer fails here.
+    if (std::fclose(std::exchange(file_, nullptr)) != 0) Fail();
+  }
+  if (error_ == 0 && !temp_.empty() && std::rename(temp_.c_str(), path_.c_str()) != 0) Fail();
+  if (error_ != 0) {
+    *error = std::strerror(error_);
+    return false;
+  }
+  temp_.clear();  // renamed: nothing to remove
+  return true;
+}
+
+bool WriteFileAtomically(const std::string& path, std::string_view contents, std::string* error) {
+  AtomicFile file(path);
+  file.Write(contents);
+  return file.Commit(error);
+}
+
+}  // namespace paddle_prof::internal
