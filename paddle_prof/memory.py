@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Sequence, Union
+import operator
+from typing import List, Sequence, Union
 
 import numpy as np
 
@@ -21,6 +22,31 @@ def empty(shape: Union[int, Sequence[int]], dtype: Union[str, np.dtype] = "float
         with paddle_prof.record_event('fill_constant'):
             x = paddle_prof.empty((1000, 784), dtype='float32')   # 3,136,000 bytes
     """
-    if isinstance(shape, int):
-        shape = (shape,)
-    return _core.empty([int(d) for d in shape], np.dtype(dtype), place)
+    dt = np.dtype(dtype)
+    if dt.hasobject:
+        raise TypeError(f"empty(): dtype {dt} holds Python objects, which a raw buffer cannot "
+                        "hold safely; use numpy.empty for object arrays")
+    return _core.empty(_dimensions(shape), dt, place)
+
+
+def _is_bool(value: object) -> bool:
+    return isinstance(value, (bool, np.bool_))
+
+
+def _dimensions(shape: Union[int, Sequence[int]]) -> List[int]:
+    """The shape as numpy takes it: an integer or a sequence of integers (TypeError
+    otherwise, as numpy.empty raises for a str, a float or a bool)."""
+    if not _is_bool(shape):
+        try:
+            return [operator.index(shape)]
+        except TypeError:
+            pass
+    if _is_bool(shape) or isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
+        raise TypeError(f"empty(): expected a sequence of integers or a single integer, "
+                        f"got {shape!r}")
+    dims = []
+    for d in shape:
+        if _is_bool(d):
+            raise TypeError(f"empty(): dimensions must be integers, got {d!r}")
+        dims.append(operator.index(d))  # "'float' object cannot be interpreted as an integer"
+    return dims

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
-from typing import Optional, TextIO
+import threading
+import warnings
+from typing import Any, Optional, TextIO, Union
 
 from paddle_prof import _core
 from paddle_prof.report import Report
@@ -25,6 +29,64 @@ def _check_sorted_key(sorted_key: Optional[str]) -> str:
     return sorted_key or "total"
 
 
+PathArg = Union[str, "os.PathLike[str]", None]
+
+
+def _check_path(path: PathArg, name: str = "profile_path") -> str:
+    """The path as a str ('' for None); TypeError for anything but a str or os.PathLike."""
+    if path is None:
+        return ""
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    if not isinstance(path, str):
+        raise TypeError(f"{name} must be a str or an os.PathLike giving a str; "
+                        f"got {type(path).__name__} {path!r}")
+    return path
+
+
+class _DeferredInterrupt:
+    """Holds SIGINT back while a finished window's report is built, so that Ctrl-C
+    cannot lose it: the signal is raised again, to the program's own handler, once the
+    report is safe. Only the main thread can swap Python's signal handlers; elsewhere
+    this does nothing."""
+
+    def __init__(self) -> None:
+        self.swapped = False
+        self.interrupted = False
+        self.previous: Any = None
+        if threading.current_thread() is threading.main_thread():
+            try:
+                self.previous = signal.signal(signal.SIGINT, self._note)
+                self.swapped = True
+            except ValueError:  # not the main interpreter
+                pass
+
+    def _note(self, signum: int, frame: Any) -> None:
+        self.interrupted = True
+
+    def restore(self) -> None:
+        """Puts the program's handler back and delivers a held SIGINT to it."""
+        if not self.swapped:
+            return
+        self.swapped = False
+        signal.signal(signal.SIGINT, signal.SIG_DFL if self.previous is None else self.previous)
+        if self.interrupted:
+            signal.raise_signal(signal.SIGINT)
+
+
+_last_report: Optional[Report] = None  # what the latest stop returned
+
+
+def _stop(sorted_key: Optional[str], profile_path: PathArg, per_thread: bool) -> Report:
+    global _last_report
+    key = _check_sorted_key(sorted_key)
+    path = _check_path(profile_path)
+    if not _core.is_enabled():
+        raise RuntimeError("no profiler is running: call paddle_prof.start_profiler() first")
+    _last_report = Report(_core.stop_profiler(key, path, bool(per_thread)))
+    return _last_report
+
+
 def start_profiler(state: str = "CPU") -> None:
     """Opens a profiling window. ``state``: 'CPU', 'GPU' or 'All'.
 
@@ -44,22 +106,25 @@ def start_profiler(state: str = "CPU") -> None:
     _core.enable_profiler(state)
 
 
-def stop_profiler(sorted_key: Optional[str] = None, profile_path: Optional[str] = None, *,
+def stop_profiler(sorted_key: Optional[str] = None, profile_path: PathArg = None, *,
                   per_thread: bool = False, stream: Optional[TextIO] = None,
                   print_report: bool = True) -> Report:
     """Closes the window and returns its Report, printing the table to ``stream``
     (default: sys.stdout).
 
-    With ``profile_path``, writes a Chrome trace there and the summary JSON at
-    ``profile_path + '.summary.json'``; a path that cannot be written is reported on
-    stderr and the report is still returned. ``per_thread`` gives one row per thread.
+    With ``profile_path`` (a str or os.PathLike), writes a Chrome trace there and the
+    summary JSON at ``profile_path + '.summary.json'``, each whole or not at all; a file
+    that cannot be written is a warning of the report (and a line on stderr), and the
+    report is still returned. ``per_thread`` gives one row per thread. A Ctrl-C while the
+    report is built is held back until it is returned.
     """
-    key = _check_sorted_key(sorted_key)
-    if not _core.is_enabled():
-        raise RuntimeError("no profiler is running: call paddle_prof.start_profiler() first")
-    report = Report(_core.stop_profiler(key, str(profile_path or ""), bool(per_thread)))
-    if print_report:
-        print(report.table(), file=stream if stream is not None else sys.stdout, end="")
+    deferred = _DeferredInterrupt()
+    try:
+        report = _stop(sorted_key, profile_path, per_thread)
+        if print_report:
+            print(report.table(), file=stream if stream is not None else sys.stdout, end="")
+    finally:
+        deferred.restore()
     return report
 
 
@@ -96,10 +161,11 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
     """
 
     def __init__(self, state: str = "CPU", sorted_key: Optional[str] = None,
-                 profile_path: Optional[str] = None, *, per_thread: bool = False,
+                 profile_path: PathArg = None, *, per_thread: bool = False,
                  stream: Optional[TextIO] = None) -> None:
         self.state = _check_state(state)
         self.sorted_key = _check_sorted_key(sorted_key)
+        _check_path(profile_path)
         self.profile_path = profile_path
         self.per_thread = per_thread
         self.stream = stream
@@ -109,7 +175,25 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
         start_profiler(self.state)
         return self
 
-    def __exit__(self, *exc_info: object) -> bool:
-        self.report = stop_profiler(self.sorted_key, self.profile_path,
-                                    per_thread=self.per_thread, stream=self.stream)
+    def __exit__(self, exc_type: Optional[type], *exc_info: object) -> bool:
+        # The report is kept before anything can fail (the stream, a Ctrl-C), and nothing
+        # raised here hides an exception of the block's own.
+        deferred = _DeferredInterrupt()
+        try:
+            if not _core.is_enabled():
+                self.report = _last_report
+                warnings.warn("paddle_prof.profiler: the profiler was stopped inside the "
+                              "block (stop_profiler()); its report is the one that call "
+                              "returned", RuntimeWarning, stacklevel=2)
+                return False
+            self.report = _stop(self.sorted_key, self.profile_path, self.per_thread)
+            print(self.report.table(), file=self.stream if self.stream is not None else sys.stdout,
+                  end="")
+        except Exception as e:
+            if exc_type is None:
+                raise
+            warnings.warn(f"paddle_prof.profiler: could not finish the report ({e!r}); the "
+                          "block's own exception follows", RuntimeWarning, stacklevel=2)
+        finally:
+            deferred.restore()
         return False

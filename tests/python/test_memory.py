@@ -63,3 +63,24 @@ def test_empty_checks_its_arguments():
     with pytest.raises(MemoryError):
         paddle_prof.empty((2**50,), 'uint8')
     assert paddle_prof.empty(0).nbytes == 0
+
+
+@pytest.mark.parametrize('dtype', [object, [('a', 'O'), ('b', 'f4')], np.dtype(('O', (2,)))])
+def test_empty_refuses_dtypes_that_hold_python_objects(dtype):
+    # A raw buffer holds no valid object pointers: numpy would read garbage as objects.
+    with pytest.raises(TypeError, match='holds Python objects'):
+        paddle_prof.empty((4,), dtype=dtype)
+
+
+@pytest.mark.parametrize('shape', ['12', (2.9, 1), True, (True, 2), 3.0, (1, '2')])
+def test_empty_refuses_the_shapes_numpy_refuses(shape):
+    with pytest.raises(TypeError):
+        np.empty(shape)
+    with pytest.raises(TypeError):
+        paddle_prof.empty(shape)
+
+
+@pytest.mark.parametrize('shape,expected', [(3, (3,)), ([2, 3], (2, 3)), (np.int64(4), (4,)),
+                                            ((np.int32(2), 5), (2, 5)), ((), ())])
+def test_empty_takes_the_shapes_numpy_takes(shape, expected):
+    assert paddle_prof.empty(shape, dtype='uint8').shape == expected

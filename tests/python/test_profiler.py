@@ -3,6 +3,8 @@
 import contextlib
 import io
 import json
+import os
+import signal
 import threading
 
 import pytest
@@ -214,3 +216,83 @@ def test_record_event_checks_its_arguments():
     with pytest.raises(TypeError):
         paddle_prof.record_event('op', tag=[1, 2])
     paddle_prof.record_event('unused').__exit__(None, None, None)  # no enter: harmless
+
+
+def test_profile_path_takes_str_and_path_like_and_refuses_the_rest(tmp_path):
+    for bad in (b'/tmp/profile.json', 123, 4.5):
+        with pytest.raises(TypeError, match='profile_path must be a str or an os.PathLike'):
+            paddle_prof.profiler('CPU', profile_path=bad)
+        paddle_prof.start_profiler('CPU')
+        with pytest.raises(TypeError, match='profile_path'):
+            paddle_prof.stop_profiler(profile_path=bad)
+        paddle_prof.stop_profiler(stream=io.StringIO())
+    with paddle_prof.profiler('CPU', profile_path=tmp_path / 'p.json', stream=io.StringIO()):
+        with paddle_prof.record_event('op'):
+            pass
+    assert json.loads((tmp_path / 'p.json.summary.json').read_text())['events'][0]['calls'] == 1
+    assert not (tmp_path / "b'").exists() and not (tmp_path / '123').exists()
+
+
+class FailingStream:
+    def write(self, text):
+        raise OSError('the stream is closed')
+
+
+def test_a_stream_that_raises_keeps_the_report():
+    with pytest.raises(OSError, match='the stream is closed'):
+        with paddle_prof.profiler('CPU', stream=FailingStream()) as prof:
+            with paddle_prof.record_event('op'):
+                pass
+    assert prof.report is not None
+    assert rows(prof.report)[('op', None)].calls == 1
+
+
+def test_the_blocks_own_exception_is_never_hidden_by_the_exit():
+    with pytest.raises(ValueError, match='from the block'):
+        with pytest.warns(RuntimeWarning, match='could not finish the report'):
+            with paddle_prof.profiler('CPU', stream=FailingStream()) as prof:
+                with paddle_prof.record_event('op'):
+                    pass
+                raise ValueError('from the block')
+    assert rows(prof.report)[('op', None)].calls == 1
+
+
+def test_stop_profiler_inside_the_block_is_not_an_error_at_exit():
+    with pytest.warns(RuntimeWarning, match='stopped inside the block'):
+        with paddle_prof.profiler('CPU', stream=io.StringIO()) as prof:
+            with paddle_prof.record_event('op'):
+                pass
+            stopped = paddle_prof.stop_profiler(stream=io.StringIO())
+    assert prof.report is stopped
+    assert rows(stopped)[('op', None)].calls == 1
+    with pytest.raises(ValueError, match='inner'):
+        with pytest.warns(RuntimeWarning, match='stopped inside the block'):
+            with paddle_prof.profiler('CPU', stream=io.StringIO()):
+                paddle_prof.stop_profiler(stream=io.StringIO())
+                raise ValueError('inner')
+
+
+def test_ctrl_c_while_the_report_is_built_keeps_it(monkeypatch):
+    original = paddle_prof.profiler.__init__.__globals__['_core'].stop_profiler
+
+    def interrupted_stop(*args):
+        native = original(*args)
+        os.kill(os.getpid(), signal.SIGINT)  # lands while the Python side builds the report
+        for _ in range(1000):
+            pass
+        return native
+
+    core = paddle_prof.profiler.__init__.__globals__['_core']
+    monkeypatch.setattr(core, 'stop_profiler', interrupted_stop)
+    out = io.StringIO()
+    with pytest.raises(KeyboardInterrupt):
+        with paddle_prof.profiler('CPU', stream=out) as prof:
+            with paddle_prof.record_event('op'):
+                pass
+    assert rows(prof.report)[('op', None)].calls == 1
+    assert 'Profiling Report' in out.getvalue()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    paddle_prof.start_profiler('CPU')
+    with pytest.raises(KeyboardInterrupt):
+        paddle_prof.stop_profiler(stream=out)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
