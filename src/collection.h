@@ -24,6 +24,9 @@ struct ThreadSnapshot {
   std::string name;
   const EventBuffer* buffer = nullptr;
   size_t size = 0;  // records published when the window closed
+  // Calls begun in the window by then, less those dropped or ended on another thread:
+  // each is a call record within `size`, or a call left out as still open.
+  int64_t begun_unreported = 0;
 };
 
 // One allocation or free of the window, from any thread.
@@ -65,11 +68,11 @@ struct Collection {
   GpuCapture gpu;                          // what ran on the GPU, times in ticks
   GpuCorrelation gpu_correlation;          // which call launched it
   // Summed over the window's recorders.
-  int64_t open = 0;
   int64_t forced_closes = 0;
   int64_t foreign_ends = 0;
   int64_t dropped = 0;
   int64_t dropped_memory = 0;         // memory records lost to the buffer bound
+  size_t buffer_chunks = 0;           // EventBuffer chunks of all threads, when it closed
   int64_t lost_places = 0;            // scope figures lost: a scope touched too many places
   TrackerCounts tracker;              // during the window
   std::vector<std::string> warnings;  // found while collecting (the clock's)

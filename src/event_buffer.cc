@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "flags.h"
@@ -43,13 +44,14 @@ EventRecord* EventBuffer::ChunkFor(size_t n) {
   if (index >= kMaxChunks) return nullptr;
   EventRecord* chunk = chunks_[index].load(std::memory_order_relaxed);
   if (chunk != nullptr) return chunk;
-  const size_t budget =
-      static_cast<size_t>(FLAGS_paddle_prof_max_buffer_mb > 0 ? FLAGS_paddle_prof_max_buffer_mb
-                                                              : 0) *
-      (size_t{1} << 20) / kChunkBytes;
+  // The bound in whole chunks, rounded up; a buffer's first chunk is granted whatever
+  // the bound, so that every recording thread records something (the report says when
+  // that took the buffers past the bound).
+  const size_t bound = static_cast<size_t>(std::max(FLAGS_paddle_prof_max_buffer_mb, 0)) << 20;
+  const size_t budget = (bound + kChunkBytes - 1) / kChunkBytes;
   size_t in_use = g_chunks_in_use.load(std::memory_order_relaxed);
   do {
-    if (in_use >= budget) return nullptr;
+    if (index > 0 && in_use >= budget) return nullptr;
   } while (!g_chunks_in_use.compare_exchange_weak(in_use, in_use + 1, std::memory_order_relaxed));
   {
     NativeGuard profiler_memory;  // not the program's mapping, under --native

@@ -1,8 +1,9 @@
 // An append-only store of EventRecords, written by one thread and read by the
 // collector from another. Memory comes in 2 MiB chunks that are kept across windows,
 // so a long training loop writes into memory it already touched; a global budget
-// (FLAGS_paddle_prof_max_buffer_mb) bounds all buffers together, and records past it
-// are dropped and counted rather than exhausting memory.
+// (FLAGS_paddle_prof_max_buffer_mb, in whole chunks rounded up) bounds all buffers
+// together, and records past it are dropped and counted rather than exhausting memory.
+// A buffer's first chunk is granted whatever the budget: every thread records something.
 #ifndef PADDLE_PROF_SRC_EVENT_BUFFER_H_
 #define PADDLE_PROF_SRC_EVENT_BUFFER_H_
 

@@ -127,8 +127,9 @@ std::string ClockWarning(const internal::Collection& c, uint64_t window_ns) {
 
 // What one thread recorded in `window`: its records (read in place) and its counts.
 void CollectRecorder(const internal::ThreadRecorder& r, uint64_t window, internal::Collection* c) {
+  const size_t size = r.buffer().Size();  // before the calls begun, which it bounds
   const internal::RecorderCounters& counters = r.counters();
-  c->open += r.OpenScopes(window);
+  const int64_t begun = r.BegunInWindow();
   c->forced_closes += counters.forced_closes.load(std::memory_order_relaxed);
   c->foreign_ends += counters.foreign_ends.load(std::memory_order_relaxed);
   c->dropped += counters.dropped.load(std::memory_order_relaxed);
@@ -146,7 +147,9 @@ void CollectRecorder(const internal::ThreadRecorder& r, uint64_t window, interna
     u.stats.free_count = root.free_count.load(std::memory_order_relaxed);
     if (u.stats.alloc_count > 0 || u.stats.free_count > 0) c->no_event.push_back(u);
   }
-  c->threads.push_back({r.index(), r.os_tid(), r.thread_name(), &r.buffer(), r.buffer().Size()});
+  c->threads.push_back({r.index(), r.os_tid(), r.thread_name(), &r.buffer(), size,
+                        begun - counters.dropped.load(std::memory_order_relaxed) -
+                            counters.abandoned.load(std::memory_order_relaxed)});
 }
 
 // The trace at `path`, the summary beside it, each whole or not at all. A file that
@@ -200,6 +203,7 @@ Report StopLocked(Control& control, EventSortingKey key, const std::string& prof
   internal::LiveBlocks::ForEach([&c, window](const internal::LiveBlock& block) {
     if (block.window == window) c.live_blocks.push_back(block);
   });
+  c.buffer_chunks = internal::EventBuffer::ChunksInUse();
   c.memory_events = internal::GatherMemoryEvents(c);  // sorted once, for report and trace
   c.gpu_correlation = internal::CorrelateGpu(c);
 

@@ -91,7 +91,7 @@ struct RowKey {
 
 struct LeftOut {
   int64_t cut = 0;   // began before the last reset
-  int64_t late = 0;  // ended after the window closed
+  int64_t open = 0;  // still open, or ended after the window closed
 };
 
 // The GPU time of the call at `call_index`: its own launches and its children's,
@@ -128,6 +128,7 @@ void ScanThread(const Collection& c, size_t position, PointerRows* rows, LeftOut
                                 : nullptr;
   PointerKey last{nullptr, nullptr};
   Accumulator* last_row = nullptr;  // consecutive records are often the same event
+  int64_t reported = 0;             // calls of the window in the report
   for (size_t i = 0; i < thread.size; ++i) {
     const EventRecord& r = (*thread.buffer)[i];
     if (r.kind() != RecordKind::kCall) continue;  // memory records are read with their call
@@ -149,10 +150,8 @@ void ScanThread(const Collection& c, size_t position, PointerRows* rows, LeftOut
       ++left_out->cut;
       continue;
     }
-    if (r.end > c.end_tick) {
-      ++left_out->late;
-      continue;
-    }
+    if (r.end > c.end_tick) continue;  // ended after the window: left out as open
+    ++reported;
     const PointerKey key{r.name, r.tag()};
     if (last_row == nullptr || !(key == last)) {
       last = key;
@@ -162,6 +161,8 @@ void ScanThread(const Collection& c, size_t position, PointerRows* rows, LeftOut
     if (c.gpu_traced) last_row->AddGpu(gpu_ticks);
     for (const ScopeMemoryRecord& m : memory) last_row->AddMemory(m.place, m.stats);
   }
+  // A race at the window's close can only make this undercount, never go below zero.
+  left_out->open += std::max<int64_t>(thread.begun_unreported - reported, 0);
 }
 
 EventRow MakeRow(const Collection& c, const RowKey& key, const Accumulator& acc) {
@@ -202,8 +203,8 @@ void AddWarnings(const Collection& c, const LeftOut& left_out, Report* report) {
     w.push_back(Calls(left_out.cut) +
                 " began before ResetProfiler() and ended after it; they are left out.");
   }
-  if (const int64_t open = c.open + left_out.late; open > 0) {
-    w.push_back(Calls(open) + " still open when the profiler stopped; they are left out.");
+  if (left_out.open > 0) {
+    w.push_back(Calls(left_out.open) + " still open when the profiler stopped; they are left out.");
   }
   if (c.forced_closes > 0) {
     w.push_back(std::to_string(c.forced_closes) +
@@ -263,6 +264,16 @@ void AddWarnings(const Collection& c, const LeftOut& left_out, Report* report) {
                 " not recorded: the event buffer bound (FLAGS_paddle_prof_max_buffer_mb=" +
                 std::to_string(FLAGS_paddle_prof_max_buffer_mb) + ") or the nesting depth bound (" +
                 std::to_string(kMaxScopeDepth) + ") was reached.");
+  }
+  const int64_t buffer_mib =
+      static_cast<int64_t>(c.buffer_chunks * (EventBuffer::kChunkBytes >> 20));
+  if (buffer_mib > FLAGS_paddle_prof_max_buffer_mb) {
+    w.push_back("the event buffers hold " + std::to_string(buffer_mib) +
+                " MiB, above FLAGS_paddle_prof_max_buffer_mb=" +
+                std::to_string(FLAGS_paddle_prof_max_buffer_mb) + ": they grow in " +
+                std::to_string(EventBuffer::kChunkBytes >> 20) +
+                " MiB chunks, and every recording thread gets its first chunk whatever the "
+                "bound.");
   }
 }
 

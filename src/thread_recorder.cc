@@ -54,6 +54,8 @@ void ThreadRecorder::Adopt(int os_tid, std::string thread_name) {
 void ThreadRecorder::StartWindow(uint64_t window) {
   buffer_.Clear();
   counters_.Clear();
+  window_first_serial_.store(next_serial_.load(std::memory_order_relaxed),
+                             std::memory_order_relaxed);
   for (RootUsage& root : roots_) root.Clear();
   // Release: a collector that sees the new window id also sees the emptied buffer.
   window_.store(window, std::memory_order_release);
@@ -90,23 +92,17 @@ void ThreadRecorder::EndSlow(const void* owner, uint32_t depth, uint64_t end_tic
   Bump(counters_.forced_closes);
 }
 
-int64_t ThreadRecorder::OpenScopes(uint64_t window) const {
-  const uint32_t depth = depth_.load(std::memory_order_relaxed);
-  int64_t open = 0;
-  for (uint32_t i = 0; i < depth && i < kMaxDepth; ++i) {
-    open += stack_[i].window.load(std::memory_order_relaxed) == window &&
-            stack_[i].owner.load(std::memory_order_relaxed) != kAbandoned;
-  }
-  return open;
-}
-
 void ThreadRecorder::CountForeignEnd(ThreadRecorder* recorder, uint32_t depth, const void* owner) {
   // Only if the slot is still this scope's: its thread may have closed it already.
   const void* expected = owner;
-  recorder->stack_[depth].owner.compare_exchange_strong(expected, kAbandoned,
-                                                        std::memory_order_relaxed);
+  const bool abandoned = recorder->stack_[depth].owner.compare_exchange_strong(
+      expected, kAbandoned, std::memory_order_relaxed);
   const uint64_t window = g_window.load(std::memory_order_acquire);
   if (window == 0) return;
+  // Counted as foreign on this thread, so not as left open on its own.
+  if (abandoned && recorder->stack_[depth].window.load(std::memory_order_relaxed) == window) {
+    recorder->counters_.abandoned.fetch_add(1, std::memory_order_relaxed);
+  }
   SyncWindow(window);
   Bump(counters_.foreign_ends);
 }

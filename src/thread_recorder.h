@@ -81,9 +81,12 @@ struct RecorderCounters {
   std::atomic<int64_t> dropped{0};         // calls lost to the buffer budget or depth bound
   std::atomic<int64_t> lost_places{0};     // a scope touched more than ScopeMemory::kSlots
   std::atomic<int64_t> dropped_memory{0};  // memory records lost to the buffer budget
+  // This thread's scopes of the window ended on another thread: written by that thread.
+  std::atomic<int64_t> abandoned{0};
 
   void Clear() {
-    for (auto* c : {&forced_closes, &foreign_ends, &dropped, &lost_places, &dropped_memory}) {
+    for (auto* c :
+         {&forced_closes, &foreign_ends, &dropped, &lost_places, &dropped_memory, &abandoned}) {
       c->store(0, std::memory_order_relaxed);
     }
   }
@@ -110,6 +113,10 @@ class ThreadRecorder {
   bool Begin(const void* owner, const char* name, const char* tag, uint64_t window,
              uint32_t* depth) {
     SyncWindow(window);
+    // Counted as begun before anything can drop it: what the window began and the report
+    // does not hold is left out, counted once (see BegunInWindow).
+    const uint64_t serial = next_serial_.load(std::memory_order_relaxed) + 1;
+    next_serial_.store(serial, std::memory_order_relaxed);
     uint32_t d = depth_.load(std::memory_order_relaxed);
     if (d > 0 && stack_[d - 1].owner.load(std::memory_order_relaxed) == kAbandoned) {
       d = PopAbandoned(d);
@@ -123,7 +130,7 @@ class ThreadRecorder {
     scope.tag = tag;
     scope.owner.store(owner, std::memory_order_relaxed);
     scope.window.store(window, std::memory_order_relaxed);
-    scope.serial = ++next_serial_;
+    scope.serial = serial;
     scope.memory.Clear();
     scope.gpu = g_gpu_tracer.load(std::memory_order_relaxed);
     if (scope.gpu != nullptr) scope.gpu->PushScope(GpuScopeId(index_, scope.serial));
@@ -164,8 +171,12 @@ class ThreadRecorder {
   const EventBuffer& buffer() const { return buffer_; }
   const RecorderCounters& counters() const { return counters_; }
   const RootUsage& root_usage(int place) const { return roots_[place]; }
-  // Scopes begun in `window` and not yet ended (a racy but safe snapshot).
-  int64_t OpenScopes(uint64_t window) const;
+  // Scopes begun in the recorder's window so far, dropped ones included. Read after the
+  // buffer's Size(): every call recorded by then was begun by then.
+  int64_t BegunInWindow() const {
+    return static_cast<int64_t>(next_serial_.load(std::memory_order_relaxed) -
+                                window_first_serial_.load(std::memory_order_relaxed));
+  }
   int index() const { return index_; }
   int os_tid() const { return os_tid_; }
   const std::string& thread_name() const { return thread_name_; }
@@ -224,7 +235,9 @@ class ThreadRecorder {
   // Owner-only state (depth_ and the scopes' windows are also read by the collector).
   OpenScope stack_[kMaxDepth];
   std::atomic<uint32_t> depth_{0};
-  uint64_t next_serial_ = 0;
+  // Owner-written, collector-read: every Begin() takes the next serial.
+  std::atomic<uint64_t> next_serial_{0};
+  std::atomic<uint64_t> window_first_serial_{0};
   NameCache names_;
 
   // Shared with the collector.

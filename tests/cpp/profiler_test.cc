@@ -182,6 +182,66 @@ TEST(ProfilerTest, ACallOpenAtDisableIsLeftOutWithAWarning) {
   EXPECT_TRUE(HasWarning(report, "1 call still open")) << report.Table();
 }
 
+// The number in "N calls still open" from the report's warnings; 0 when there is none.
+int64_t LeftOpen(const Report& report) {
+  for (const std::string& w : report.warnings) {
+    if (w.find(" still open when the profiler stopped") != std::string::npos) {
+      return std::stoll(w);
+    }
+  }
+  return 0;
+}
+
+// Opens `depth` nested "op" scopes, each counted as surely begun in the window (enabled
+// before and after its constructor) or maybe (enabled before, disabled after).
+void NestedOps(int depth, int64_t* sure, int64_t* maybe) {
+  const bool before = IsProfilerEnabled();
+  RecordEvent op("op");
+  const bool after = IsProfilerEnabled();
+  *sure += before && after;
+  *maybe += before && !after;
+  if (depth > 1) {
+    NestedOps(depth - 1, sure, maybe);
+  } else {
+    Spin(2);
+  }
+}
+
+// Threads that keep recording nested scopes while the window closes: every call begun in
+// the window is in the report or counted as left out, once. Only the one scope a thread
+// was constructing as the window closed may or may not have been begun in it.
+TEST(ProfilerTest, CallsLeftOutWhileThreadsRecordThroughTheStopAreCountedOnce) {
+  constexpr int kThreads = 16;
+  constexpr int kDepth = 8;
+  for (int round = 0; round < 5; ++round) {
+    SCOPED_TRACE(round);
+    EnableProfiler(ProfilerState::kCPU);
+    std::atomic<bool> stopped{false};
+    std::atomic<int> running{0};
+    std::vector<int64_t> sure(kThreads, 0), maybe(kThreads, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        running.fetch_add(1);
+        while (!stopped.load(std::memory_order_acquire)) NestedOps(kDepth, &sure[t], &maybe[t]);
+      });
+    }
+    while (running.load() < kThreads) std::this_thread::yield();
+    Spin(2000);
+    const Report report = StopProfiler();
+    stopped.store(true, std::memory_order_release);
+    for (auto& t : threads) t.join();
+    int64_t began = 0, unsure = 0;
+    for (int t = 0; t < kThreads; ++t) {
+      began += sure[t];
+      unsure += maybe[t];
+    }
+    const int64_t accounted = Row(report, "op").calls + LeftOpen(report) + report.dropped_events;
+    EXPECT_GE(accounted, began) << report.Table();
+    EXPECT_LE(accounted, began + unsure) << report.Table();
+  }
+}
+
 TEST(ProfilerTest, AScopeEndingBeforeItsInnerScopesClosesThem) {
   EnableProfiler(ProfilerState::kCPU);
   auto outer = std::make_unique<RecordEvent>("outer");
@@ -434,6 +494,31 @@ TEST(ProfilerTest, BufferBoundDropsAndCountsInsteadOfGrowing) {
   EXPECT_EQ(Row(report, "op").calls, 65536);
   EXPECT_EQ(report.dropped_events, 100000 - 65536);
   EXPECT_TRUE(HasWarning(report, "34464 calls not recorded"));
+}
+
+// A bound smaller than a chunk per thread still lets every thread record, and says how it
+// was applied.
+TEST(ProfilerTest, ABoundBelowAChunkPerThreadStillLetsEveryThreadRecord) {
+  for (const int mb : {1, 2}) {
+    SCOPED_TRACE(mb);
+    gflags::FlagSaver restore_flags;
+    FLAGS_paddle_prof_max_buffer_mb = mb;
+    EnableProfiler(ProfilerState::kCPU);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 3; ++t) {
+      threads.emplace_back([] {
+        for (int i = 0; i < 10; ++i) RecordEvent e("op");
+      });
+    }
+    for (auto& t : threads) t.join();
+    const Report report = StopProfiler();
+    EXPECT_EQ(Row(report, "op").calls, 30);
+    EXPECT_EQ(report.dropped_events, 0);
+    EXPECT_TRUE(HasWarning(report, "above FLAGS_paddle_prof_max_buffer_mb=" + std::to_string(mb) +
+                                       ": they grow in 2 MiB chunks, and every recording thread "
+                                       "gets its first chunk whatever the bound."))
+        << report.Table();
+  }
 }
 
 TEST(ProfilerTest, NestingPastTheDepthBoundIsCountedNotCorrupted) {

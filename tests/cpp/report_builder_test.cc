@@ -27,10 +27,17 @@ class ReportBuilderTest : public ::testing::Test {
     c.start_tick = 0;
     c.end_tick = end_tick;
     c.ns_per_tick = 1e6;
-    c.threads.push_back({0, 1234, "main", buffer_.get(), buffer_->Size()});
+    // The recorder began every call recorded in this window (cut ones began before).
+    int64_t begun = 0;
+    for (size_t i = 0; i < buffer_->Size(); ++i) {
+      const EventRecord& r = (*buffer_)[i];
+      begun += r.kind() == RecordKind::kCall && !r.cut();
+    }
+    c.threads.push_back({0, 1234, "main", buffer_.get(), buffer_->Size(), begun + open_});
     return c;
   }
   std::unique_ptr<EventBuffer> buffer_ = std::make_unique<EventBuffer>();
+  int64_t open_ = 0;  // calls begun and never recorded
 };
 
 TEST_F(ReportBuilderTest, SelfTimeSubtractsDirectChildrenOnly) {
@@ -73,6 +80,14 @@ TEST_F(ReportBuilderTest, ACallEndingAfterTheWindowIsLeftOut) {
   ASSERT_EQ(r.events.size(), 1u);
   EXPECT_EQ(Row(r, "inside").calls, 1);
   EXPECT_TRUE(HasWarning(r, "1 call still open when the profiler stopped"));
+}
+
+TEST_F(ReportBuilderTest, CallsBegunAndNeverRecordedAreLeftOutOnceWithTheLateOnes) {
+  Add("inside", 1, 1, 2);
+  Add("late", 0, 0, 20);
+  open_ = 2;  // still open, or ended once the window had closed
+  const Report r = BuildReport(Make(/*end_tick=*/10), EventSortingKey::kTotal, false);
+  EXPECT_TRUE(HasWarning(r, "3 calls still open when the profiler stopped")) << r.Table();
 }
 
 TEST_F(ReportBuilderTest, AverageStaysWithinMinAndMaxDespiteRounding) {
