@@ -6,13 +6,14 @@
 //
 //   LD_PRELOAD=libpaddle_prof_preload.so program        (python3 -m paddle_prof run --native)
 //
-// Each hook calls glibc's own entry points (__libc_malloc and friends), so no dlsym is
-// needed and nothing runs before they can. A block is tracked only once the library is
-// initialised, and not while the calling thread holds the profiler's NativeGuard (the
-// profiler's own memory, and a TrackingAllocator's base allocator). The library takes
-// itself out of LD_PRELOAD when it loads, so programs the profiled one starts are not
-// profiled; a forked child stops tracking, so it neither deadlocks on a lock held by
-// another thread at the fork nor counts its memory in the parent's report.
+// Each hook forwards to the malloc the process really uses, glibc's or jemalloc, tcmalloc,
+// mimalloc... (next_malloc.h), so a block is always freed by the allocator that made it.
+// A block is tracked only once the library is initialised, and not while the calling
+// thread holds the profiler's NativeGuard (the profiler's own memory, and a
+// TrackingAllocator's base allocator). The library takes itself out of LD_PRELOAD when it
+// loads, so programs the profiled one starts are not profiled; a forked child stops
+// tracking, so it neither deadlocks on a lock held by another thread at the fork nor
+// counts its memory in the parent's report.
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -33,15 +34,9 @@
 #include "native_guard.h"
 #include "paddle_prof/place.h"
 #include "place_registry.h"
+#include "preload/bootstrap_arena.h"
+#include "preload/next_malloc.h"
 #include "process_memory.h"
-
-extern "C" {
-void* __libc_malloc(size_t size);
-void __libc_free(void* ptr);
-void* __libc_calloc(size_t count, size_t size);
-void* __libc_realloc(void* ptr, size_t size);
-void* __libc_memalign(size_t alignment, size_t size);
-}
 
 namespace paddle_prof::internal {
 namespace {
@@ -73,13 +68,6 @@ void RemoveFromPreload() {
   }
 }
 
-__attribute__((constructor)) void Initialise() {
-  NativeGuard setting_up;
-  RemoveFromPreload();
-  pthread_atfork(nullptr, nullptr, &StopTrackingInChild);
-  g_native_place.store(PlaceIndex(NativePlace()), std::memory_order_release);
-}
-
 size_t PageSize() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
 size_t PageRounded(size_t length) { return (length + PageSize() - 1) & ~(PageSize() - 1); }
 
@@ -104,36 +92,47 @@ inline void Freed(int place, void* ptr) {
 }  // namespace paddle_prof::internal
 
 using paddle_prof::internal::Allocated;
+using paddle_prof::internal::BootstrapBlockSize;
 using paddle_prof::internal::Freed;
+using paddle_prof::internal::InBootstrapArena;
+using paddle_prof::internal::NextMalloc;
 using paddle_prof::internal::PageRounded;
-using paddle_prof::internal::PageSize;
 using paddle_prof::internal::TrackingPlace;
 
 extern "C" {
 
 __attribute__((visibility("default"))) void* malloc(size_t size) {
   const int place = TrackingPlace();
-  return Allocated(place, __libc_malloc(size), size);
+  return Allocated(place, NextMalloc().malloc(size), size);
 }
 
 __attribute__((visibility("default"))) void free(void* ptr) {
-  Freed(TrackingPlace(), ptr);  // before glibc may hand the address out again
-  __libc_free(ptr);
+  if (InBootstrapArena(ptr)) return;  // never the allocator's
+  Freed(TrackingPlace(), ptr);        // before the allocator may hand the address out again
+  NextMalloc().free(ptr);
 }
 
 __attribute__((visibility("default"))) void* calloc(size_t count, size_t size) {
   const int place = TrackingPlace();
-  return Allocated(place, __libc_calloc(count, size), count * size);
+  return Allocated(place, NextMalloc().calloc(count, size), count * size);
 }
 
 // A free of the old block plus an allocation of the new one, as the report counts it.
 __attribute__((visibility("default"))) void* realloc(void* ptr, size_t size) {
   const int place = TrackingPlace();
-  if (ptr == nullptr) return Allocated(place, __libc_malloc(size), size);
+  if (ptr == nullptr) return Allocated(place, NextMalloc().malloc(size), size);
+  if (InBootstrapArena(ptr)) {  // moves to the allocator (or, while looking it up, the arena)
+    void* moved = NextMalloc().malloc(size);
+    if (moved != nullptr) {
+      const size_t old_size = BootstrapBlockSize(ptr);
+      memcpy(moved, ptr, old_size < size ? old_size : size);
+    }
+    return Allocated(place, moved, size);
+  }
   Freed(place, ptr);
-  void* moved = __libc_realloc(ptr, size);
-  if (moved == nullptr && size != 0) {
-    Allocated(place, ptr, malloc_usable_size(ptr));  // failed: the old block lives on
+  void* moved = NextMalloc().realloc(ptr, size);
+  if (moved == nullptr && size != 0) {  // failed: the old block lives on
+    Allocated(place, ptr, NextMalloc().malloc_usable_size(ptr));
     return nullptr;
   }
   return Allocated(place, moved, size);
@@ -150,33 +149,36 @@ __attribute__((visibility("default"))) void* reallocarray(void* ptr, size_t coun
 
 __attribute__((visibility("default"))) int posix_memalign(void** out, size_t alignment,
                                                           size_t size) {
-  if (alignment < sizeof(void*) || (alignment & (alignment - 1)) != 0) return EINVAL;
   const int place = TrackingPlace();
-  void* ptr = __libc_memalign(alignment, size);
-  if (ptr == nullptr) return ENOMEM;
-  *out = Allocated(place, ptr, size);
-  return 0;
+  const int rc = NextMalloc().posix_memalign(out, alignment, size);
+  if (rc == 0) Allocated(place, *out, size);
+  return rc;
 }
 
 __attribute__((visibility("default"))) void* aligned_alloc(size_t alignment, size_t size) {
   const int place = TrackingPlace();
-  return Allocated(place, __libc_memalign(alignment, size), size);
+  return Allocated(place, NextMalloc().aligned_alloc(alignment, size), size);
 }
 
 __attribute__((visibility("default"))) void* memalign(size_t alignment, size_t size) {
   const int place = TrackingPlace();
-  return Allocated(place, __libc_memalign(alignment, size), size);
+  return Allocated(place, NextMalloc().memalign(alignment, size), size);
 }
 
 __attribute__((visibility("default"))) void* valloc(size_t size) {
   const int place = TrackingPlace();
-  return Allocated(place, __libc_memalign(PageSize(), size), size);
+  return Allocated(place, NextMalloc().valloc(size), size);
 }
 
 __attribute__((visibility("default"))) void* pvalloc(size_t size) {
   const int place = TrackingPlace();
-  const size_t rounded = PageRounded(size);
-  return Allocated(place, __libc_memalign(PageSize(), rounded), rounded);
+  return Allocated(place, NextMalloc().pvalloc(size), PageRounded(size));
+}
+
+// Interposed for the arena's blocks, which the allocator does not know.
+__attribute__((visibility("default"))) size_t malloc_usable_size(void* ptr) {
+  if (InBootstrapArena(ptr)) return BootstrapBlockSize(ptr);
+  return NextMalloc().malloc_usable_size(ptr);
 }
 
 }  // extern "C"
@@ -240,7 +242,27 @@ void NoteMapping(uintptr_t start, size_t length, bool mapped) {
   if (mapped) m.regions.emplace(start, rounded);
 }
 
-__attribute__((constructor)) void RegisterMappingReader() { SetMappingReader(&ReadMappings); }
+void WarnNotTheProcessMalloc() {
+  const char* file = NextMallocFile();
+  const std::string message =
+      std::string("paddle_prof: the process's malloc is ") +
+      (*file != '\0' ? file : "the program's") +
+      ", which comes before libpaddle_prof_preload.so: native memory is not tracked. Load "
+      "libpaddle_prof_preload.so first (first in LD_PRELOAD).\n";
+  if (write(STDERR_FILENO, message.data(), message.size()) < 0) return;  // nowhere to say it
+}
+
+__attribute__((constructor)) void Initialise() {
+  NativeGuard setting_up;
+  RemoveFromPreload();
+  if (!HooksAreTheProcessMalloc()) {
+    WarnNotTheProcessMalloc();
+    return;
+  }
+  pthread_atfork(nullptr, nullptr, &StopTrackingInChild);
+  SetMappingReader(&ReadMappings);
+  g_native_place.store(PlaceIndex(NativePlace()), std::memory_order_release);
+}
 
 }  // namespace
 }  // namespace paddle_prof::internal
