@@ -69,6 +69,38 @@ def test_native_run_counts_a_known_malloc_exactly_and_survives_threads(tmp_path)
     assert any(p['place'] == 'native' for p in summary['places'])
 
 
+# Another malloc in the process: the hooks must forward to it (a block freed by an
+# allocator that did not make it aborts the interpreter before the script runs).
+OTHER_MALLOCS = {
+    'jemalloc': '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2',
+    'tcmalloc': '/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4',
+}
+
+
+@pytest.mark.parametrize('allocator', sorted(OTHER_MALLOCS))
+def test_native_run_over_another_malloc_counts_a_known_malloc_exactly(tmp_path, allocator):
+    library = OTHER_MALLOCS[allocator]
+    if not os.path.exists(library):
+        pytest.skip(f'{library} is not installed (scripts/install_deps.sh)')
+    script = tmp_path / 'script.py'
+    script.write_text(textwrap.dedent(SCRIPT))
+    profile = tmp_path / 'native.json'
+    env = dict(os.environ, LD_PRELOAD=library)
+    result = subprocess.run([sys.executable, '-m', 'paddle_prof', 'run', '--native',
+                             '--profile-path', str(profile), '--', str(script)],
+                            capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    assert 'not tracked' not in result.stderr
+    assert f'child LD_PRELOAD: {library}' in result.stdout  # the program's own malloc stays
+    summary = json.loads((tmp_path / 'native.json.summary.json').read_text())
+    rows = {e['name']: e for e in summary['events']}
+    assert rows['native_op']['memory']['native']['live_bytes'] == 12345
+    worker = rows['worker_op']
+    assert worker['calls'] == 4 * 500
+    assert worker['memory']['native']['alloc_count'] >= 4 * 500
+    assert worker['memory']['native']['live_bytes'] == 0
+
+
 def test_without_native_nothing_is_preloaded(tmp_path):
     script = tmp_path / 'script.py'
     script.write_text('import os\nprint("preload:", os.environ.get("LD_PRELOAD"))\n')
