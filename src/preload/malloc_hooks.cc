@@ -242,6 +242,10 @@ void NoteMapping(uintptr_t start, size_t length, bool mapped) {
   if (mapped) m.regions.emplace(start, rounded);
 }
 
+// Held across fork, so that the child's copy is never locked by a thread that is not there.
+void LockMappingsForFork() { GetMappings().mu.lock(); }
+void UnlockMappingsAfterFork() { GetMappings().mu.unlock(); }
+
 void WarnNotTheProcessMalloc() {
   const char* file = NextMallocFile();
   const std::string message =
@@ -252,6 +256,9 @@ void WarnNotTheProcessMalloc() {
   if (write(STDERR_FILENO, message.data(), message.size()) < 0) return;  // nowhere to say it
 }
 
+// The allocator has served calls by now (libstdc++'s constructor allocates), so its own
+// fork handlers, if any, were registered before this library's: fork takes the mappings
+// lock first, then the allocator's, the order NoteMapping takes them in.
 __attribute__((constructor)) void Initialise() {
   NativeGuard setting_up;
   RemoveFromPreload();
@@ -259,6 +266,7 @@ __attribute__((constructor)) void Initialise() {
     WarnNotTheProcessMalloc();
     return;
   }
+  pthread_atfork(&LockMappingsForFork, &UnlockMappingsAfterFork, &UnlockMappingsAfterFork);
   pthread_atfork(nullptr, nullptr, &StopTrackingInChild);
   SetMappingReader(&ReadMappings);
   g_native_place.store(PlaceIndex(NativePlace()), std::memory_order_release);
