@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "text_escape.h"
+
 namespace paddle_prof::internal {
 
 void JsonWriter::BeforeValue() {
@@ -36,8 +38,21 @@ void JsonWriter::Key(std::string_view key) {
 void JsonWriter::String(std::string_view s) {
   BeforeValue();
   out_->push_back('"');
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {  // text must be valid UTF-8: see text_escape.h
+      const CodePoint cp = DecodeUtf8(s.substr(i));
+      if (cp.value == 0) {
+        out_->append("\\u0000");
+      } else if (cp.value == kReplacementCharacter) {
+        AppendUtf8(cp.value, out_);
+      } else {
+        out_->append(s, i, cp.length);
+      }
+      i += cp.length;
+      continue;
+    }
+    ++i;
     switch (c) {
       case '"':
         out_->append("\\\"");
@@ -61,7 +76,7 @@ void JsonWriter::String(std::string_view s) {
           out_->push_back(kHex[c >> 4]);
           out_->push_back(kHex[c & 15]);
         } else {
-          out_->push_back(ch);
+          out_->push_back(static_cast<char>(c));
         }
     }
   }

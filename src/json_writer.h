@@ -1,6 +1,8 @@
 // A minimal streaming JSON writer: objects, arrays, strings, and numbers in their
 // shortest round-trip form (std::to_chars), so a value read back equals the value
-// written. Commas are placed by the writer; the caller only nests correctly.
+// written. Commas are placed by the writer; the caller only nests correctly. Strings
+// come out as valid UTF-8 whatever their bytes (text_escape.h: an invalid sequence
+// becomes U+FFFD, a NUL byte or its interned form C0 80 becomes \u0000).
 #ifndef PADDLE_PROF_SRC_JSON_WRITER_H_
 #define PADDLE_PROF_SRC_JSON_WRITER_H_
 

@@ -5,6 +5,8 @@
 #include <set>
 #include <vector>
 
+#include "name_interner.h"
+
 namespace paddle_prof::internal {
 
 namespace {
@@ -64,11 +66,12 @@ std::string MemoryGrowthWarning(const Collection& c) {
   // Still-live blocks by owning event: those held from several steps are the growth.
   std::map<std::string, Holder> holders;
   for (const LiveBlock& block : c.live_blocks) {
-    Holder& h = holders[block.name];
-    h.name = block.name;
+    const std::string name = NameBytes(block.name);
+    Holder& h = holders[name];
+    h.name = name;
     h.bytes += block.size;
     h.steps.insert(block.step);
-    Holder::TagBytes& t = h.by_tag[block.tag != nullptr ? block.tag : ""];
+    Holder::TagBytes& t = h.by_tag[block.tag != nullptr ? NameBytes(block.tag) : ""];
     t.bytes += block.size;
     t.last_step = std::max(t.last_step, block.step);
   }

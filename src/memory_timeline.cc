@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "event_record.h"
+#include "name_interner.h"
 
 namespace paddle_prof::internal {
 
@@ -45,10 +46,10 @@ std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int pla
   std::map<std::pair<std::string, std::string>, RowBytes> rows;
   auto row = [&rows](const char* name, const char* tag) -> RowBytes& {
     if (name == nullptr) name = kNoEventName;
-    RowBytes& r = rows[{name, tag != nullptr ? tag : ""}];
+    RowBytes& r = rows[{NameBytes(name), tag != nullptr ? NameBytes(tag) : ""}];
     if (r.name.empty()) {
-      r.name = name;
-      if (tag != nullptr) r.tag = tag;
+      r.name = NameBytes(name);
+      if (tag != nullptr) r.tag = NameBytes(tag);
     }
     return r;
   };

@@ -11,6 +11,7 @@
 #include "flags.h"
 #include "memory_growth.h"
 #include "memory_timeline.h"
+#include "name_interner.h"
 #include "place_registry.h"
 
 namespace paddle_prof::internal {
@@ -325,7 +326,7 @@ Report BuildReport(const Collection& c, EventSortingKey key, bool per_thread) {
     PointerRows rows;
     ScanThread(c, position, &rows, &left_out);
     for (const auto& [k, acc] : rows) {
-      RowKey row_key{k.name, k.tag != nullptr, k.tag != nullptr ? k.tag : "",
+      RowKey row_key{NameBytes(k.name), k.tag != nullptr, k.tag != nullptr ? NameBytes(k.tag) : "",
                      per_thread ? thread.index : -1};
       merged[row_key].Merge(acc);
     }
@@ -339,7 +340,8 @@ Report BuildReport(const Collection& c, EventSortingKey key, bool per_thread) {
   for (const LiveBlock& b : c.live_blocks) {
     MemoryStats live;
     live.live_bytes = b.size;
-    merged[{b.name, b.tag != nullptr, b.tag != nullptr ? b.tag : "", per_thread ? b.thread : -1}]
+    merged[{NameBytes(b.name), b.tag != nullptr, b.tag != nullptr ? NameBytes(b.tag) : "",
+            per_thread ? b.thread : -1}]
         .AddMemory(b.place, live);
   }
 

@@ -6,10 +6,13 @@
 
 #include "paddle_prof/report.h"
 #include "report_builder.h"
+#include "text_escape.h"
 
 namespace paddle_prof {
 
 namespace {
+
+using internal::EscapeForTable;
 
 std::string FormatMs(double ms) {
   char buf[32];
@@ -55,17 +58,26 @@ std::string SortDescription(EventSortingKey key) {
   return "total time";
 }
 
+// Names and tags are escaped (text_escape.h): a newline in a name must not split its row.
 std::string RowLabel(const EventRow& row) {
   std::string label;
   if (row.thread) label = "thread" + std::to_string(*row.thread) + "::";
-  label += row.name;
+  label += EscapeForTable(row.name);
   if (row.tag) {
     // Shapes come bracketed already ("[32, 3, 224, 224]"); other tags get brackets.
     const bool bracketed =
         !row.tag->empty() && (row.tag->front() == '[' || row.tag->front() == '(');
-    label += bracketed ? " " + *row.tag : " [" + *row.tag + "]";
+    const std::string tag = EscapeForTable(*row.tag);
+    label += bracketed ? " " + tag : " [" + tag + "]";
   }
   return label;
+}
+
+// Columns line up by characters, not bytes: cells are valid UTF-8 once escaped.
+size_t Width(const std::string& cell) {
+  size_t width = 0;
+  for (const char c : cell) width += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return width;
 }
 
 }  // namespace
@@ -121,14 +133,14 @@ std::string Report::Table(bool detailed) const {
     cells.push_back(std::move(line));
   }
   std::vector<size_t> width(header.size());
-  for (size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
+  for (size_t i = 0; i < header.size(); ++i) width[i] = Width(header[i]);
   for (const auto& line : cells) {
-    for (size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], line[i].size());
+    for (size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], Width(line[i]));
   }
   auto append_line = [&width](std::string* out, const std::vector<std::string>& line) {
     for (size_t i = 0; i < line.size(); ++i) {
       *out += line[i];
-      if (i + 1 < line.size()) *out += std::string(width[i] - line[i].size() + 2, ' ');
+      if (i + 1 < line.size()) *out += std::string(width[i] - Width(line[i]) + 2, ' ');
     }
     *out += '\n';
   };
@@ -146,8 +158,8 @@ std::string Report::Table(bool detailed) const {
     if (!p.at_peak.empty()) {
       out += "; at the peak held by";
       for (size_t i = 0; i < p.at_peak.size() && i < 3; ++i) {
-        out += (i == 0 ? " " : ", ") + p.at_peak[i].name +
-               (p.at_peak[i].tag ? " " + *p.at_peak[i].tag : "") + " " +
+        out += (i == 0 ? " " : ", ") + EscapeForTable(p.at_peak[i].name) +
+               (p.at_peak[i].tag ? " " + EscapeForTable(*p.at_peak[i].tag) : "") + " " +
                FormatBytes(p.at_peak[i].bytes);
       }
     }
@@ -163,7 +175,8 @@ std::string Report::Table(bool detailed) const {
   append_line(&out, header);
   for (const auto& line : cells) append_line(&out, line);
   if (events.empty()) out += "(no events recorded)\n";
-  for (const std::string& warning : warnings) out += "Warning: " + warning + "\n";
+  // Warnings name events too.
+  for (const std::string& warning : warnings) out += "Warning: " + EscapeForTable(warning) + "\n";
   return out;
 }
 

@@ -4,12 +4,14 @@ import contextlib
 import io
 import json
 import os
+import re
 import signal
 import threading
 
 import pytest
 
 import paddle_prof
+from paddle_prof import _core
 
 
 def rows(report):
@@ -296,3 +298,55 @@ def test_ctrl_c_while_the_report_is_built_keeps_it(monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         paddle_prof.stop_profiler(stream=out)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+def test_names_with_nul_bytes_keep_their_own_rows(tmp_path):
+    path = tmp_path / 'profile.json'
+    stream = io.StringIO()
+    with paddle_prof.profiler('CPU', 'calls', profile_path=str(path), stream=stream) as prof:
+        for name, calls in (('a\0b', 2), ('a\0c', 3)):
+            for _ in range(calls):
+                with paddle_prof.record_event(name, tag='t\0'):
+                    pass
+    assert {(e.name, e.tag): e.calls for e in prof.report.events} == {
+        ('a\0b', 't\0'): 2, ('a\0c', 't\0'): 3}
+    trace = json.loads(path.read_text(encoding='utf-8'))
+    names = sorted(e['name'] for e in trace['traceEvents'] if e['ph'] == 'X')
+    assert names == ['a\0b'] * 2 + ['a\0c'] * 3
+    assert '\na\\0c [t\\0]  3  ' in stream.getvalue()
+
+
+# A C++ operator may be named with any bytes; _core takes bytes as such a name.
+NOT_UTF8 = [b'conv\xff2d', b'cut \xe4\xb8', b'\xed\xa0\x80surrogate', b'\xf4\x90\x80\x80big',
+            b'over\xe0\x80\xaflong', b'\x80\xbfstray', b'ok \xc3\xa9\xe2\x82\xac']
+
+
+def test_names_that_are_not_utf8_still_give_the_report_and_valid_files(tmp_path):
+    path = tmp_path / 'profile.json'
+    paddle_prof.start_profiler('CPU')
+    for name in NOT_UTF8:
+        _core.Scope(name, b'tag \xff').end()
+    stream = io.StringIO()
+    report = paddle_prof.stop_profiler('calls', str(path), stream=stream)  # no UnicodeDecodeError
+    expected = sorted(b.decode('utf-8', 'replace') for b in NOT_UTF8)  # Python's own reading
+    assert sorted(e.name for e in report.events) == expected
+    assert {e.tag for e in report.events} == {'tag \ufffd'}
+    summary = json.loads((tmp_path / 'profile.json.summary.json').read_text(encoding='utf-8'))
+    assert sorted(e['name'] for e in summary['events']) == expected
+    trace = json.loads(path.read_text(encoding='utf-8'))
+    assert sorted(e['name'] for e in trace['traceEvents'] if e['ph'] == 'X') == expected
+    table = report.table()
+    assert stream.getvalue() == table
+    for name in expected:
+        assert re.search(f'\n{re.escape(name)} \\[tag \ufffd\\] +1 ', table), table
+
+
+def test_control_characters_stay_inside_their_row():
+    stream = io.StringIO()
+    with paddle_prof.profiler('CPU', stream=stream) as prof:
+        for name in ('two\nlines', 'tab\there', 'bell\a', 'line\u2028sep', 'nel\x85'):
+            with paddle_prof.record_event(name):
+                pass
+    assert sorted(e.name for e in prof.report.events) == sorted(
+        ['two\nlines', 'tab\there', 'bell\a', 'line\u2028sep', 'nel\x85'])
+    lines = stream.getvalue().splitlines()  # splits at \x85 and \u2028 too
+    for label in ('two\\nlines', 'tab\\there', 'bell\\x07', 'line\\u2028sep', 'nel\\x85'):
+        assert sum(line.startswith(label + ' ') for line in lines) == 1, stream.getvalue()
