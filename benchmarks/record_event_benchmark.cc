@@ -7,10 +7,12 @@
 // clock every kScopesPerWindow scopes). "faults/scope" counts minor page faults of the
 // measuring thread, "B/record" the buffer memory one scope takes.
 #include <benchmark/benchmark.h>
+#include <malloc.h>
 
 #include <string>
 
 #include "event_record.h"
+#include "name_interner.h"
 #include "paddle_prof/paddle_prof.h"
 #include "steady_state.h"
 
@@ -57,6 +59,34 @@ void BM_RecordEventEnabledDynamicName(benchmark::State& state) {
   });
 }
 BENCHMARK(BM_RecordEventEnabledDynamicName)->Threads(1)->Threads(2);
+
+// A name never seen before on every scope: the intern cache's slow path, and what an
+// interned name costs in memory while its window lasts: "heap B/name" is malloc's bytes
+// in use per name (the copy and the cache's table), "copy B/name" the copy alone.
+void BM_RecordEventEnabledNewNames(benchmark::State& state) {
+  using paddle_prof::internal::InternedBytes;
+  using paddle_prof::internal::InternedNames;
+  paddle_prof::benchmarks::OpenWindowForRun();
+  { paddle_prof::RecordEvent warm(std::string("warm")); }  // the recorder exists
+  std::string name = "op_type_00000000";                   // as long as a framework's op type
+  const int64_t heap = static_cast<int64_t>(mallinfo2().uordblks);
+  const int64_t names = InternedNames(), bytes = InternedBytes();
+  int64_t i = 0;
+  for (auto _ : state) {
+    for (int64_t n = ++i, digit = static_cast<int64_t>(name.size()) - 1; n > 0; n /= 10) {
+      name[static_cast<size_t>(digit--)] = static_cast<char>('0' + n % 10);
+    }
+    paddle_prof::RecordEvent e(name);
+    benchmark::ClobberMemory();
+  }
+  const auto per_name = [&](int64_t total) {
+    return static_cast<double>(total) / static_cast<double>(InternedNames() - names);
+  };
+  state.counters["heap B/name"] = per_name(static_cast<int64_t>(mallinfo2().uordblks) - heap);
+  state.counters["copy B/name"] = per_name(InternedBytes() - bytes);
+  paddle_prof::StopProfiler();
+}
+BENCHMARK(BM_RecordEventEnabledNewNames)->Iterations(1000000);
 
 }  // namespace
 

@@ -23,11 +23,13 @@ namespace paddle_prof::internal {
 struct LiveBlock {
   int64_t size = 0;
   int place = 0;
-  int thread = -1;             // allocating recorder's index; -1 when profiling was off
-  uint64_t serial = 0;         // innermost open scope at allocation (0: none)
-  uint64_t window = 0;         // window of the allocation (0: profiling was off)
-  int step = 0;                // MarkStep() calls in that window before the allocation
-  const char* name = nullptr;  // innermost open event at allocation, if any
+  int thread = -1;      // allocating recorder's index; -1 when profiling was off
+  uint64_t serial = 0;  // innermost open scope at allocation (0: none)
+  uint64_t window = 0;  // window of the allocation (0: profiling was off)
+  int step = 0;         // MarkStep() calls in that window before the allocation
+  // Innermost open event at allocation, if any. Read only while `window` is open: an
+  // interned name may be freed once it is over (name_interner.h).
+  const char* name = nullptr;
   const char* tag = nullptr;
 };
 

@@ -1,7 +1,11 @@
 #include "name_interner.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
-#include <mutex>
+#include <functional>
+
+#include "native_guard.h"
 
 namespace paddle_prof::internal {
 
@@ -9,26 +13,18 @@ namespace {
 
 constexpr char kInternedNul[] = "\xC0\x80";
 
-}  // namespace
+std::atomic<int64_t> g_names{0};
+std::atomic<int64_t> g_bytes{0};
 
-const char* InternShared(std::string_view s, std::string_view* key) {
-  static std::mutex* mu = new std::mutex;  // leaked: threads may intern during exit
-  // The caller's bytes -> their interned form, when it differs (empty otherwise).
-  static auto* table = new std::unordered_map<std::string, std::string>;
-  std::lock_guard<std::mutex> lock(*mu);
-  const auto [it, added] = table->try_emplace(std::string(s));  // node-based: never moves
-  if (added && s.find('\0') != std::string_view::npos) {
-    for (const char c : s) {
-      if (c == '\0') {
-        it->second.append(kInternedNul);
-      } else {
-        it->second.push_back(c);
-      }
-    }
-  }
-  *key = it->first;
-  return it->second.empty() ? it->first.c_str() : it->second.c_str();
+// The size of an entry for `s`: the interned string, and after it a copy of `s` when the
+// two differ.
+size_t EntryBytes(std::string_view s, size_t* interned_size) {
+  const size_t nuls = static_cast<size_t>(std::count(s.begin(), s.end(), '\0'));
+  *interned_size = s.size() + nuls;  // each NUL takes two bytes
+  return *interned_size + 1 + (nuls > 0 ? s.size() : 0);
 }
+
+}  // namespace
 
 std::string NameBytes(const char* name) {
   std::string bytes = name;
@@ -37,6 +33,58 @@ std::string NameBytes(const char* name) {
     bytes.replace(at, 2, 1, '\0');
   }
   return bytes;
+}
+
+int64_t InternedNames() { return g_names.load(std::memory_order_relaxed); }
+int64_t InternedBytes() { return g_bytes.load(std::memory_order_relaxed); }
+
+const char* NameCache::Add(std::string_view s) {
+  NativeGuard profiler_memory;
+  size_t interned_size;
+  const size_t bytes = EntryBytes(s, &interned_size);
+  char* entry = new char[bytes];
+  char* out = entry;
+  for (const char c : s) {
+    if (c == '\0') {
+      std::memcpy(out, kInternedNul, 2);
+      out += 2;
+    } else {
+      *out++ = c;
+    }
+  }
+  *out++ = '\0';
+  // The key is the caller's bytes: the interned string itself when it has no NUL.
+  const char* key = entry;
+  if (interned_size != s.size()) {
+    std::memcpy(out, s.data(), s.size());
+    key = out;
+  }
+  names_.emplace(std::string_view(key, s.size()), entry);
+  g_names.fetch_add(1, std::memory_order_relaxed);
+  g_bytes.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
+  return entry;
+}
+
+void NameCache::ReleaseAllBut(const char* const* keep, size_t count) {
+  if (names_.empty()) return;
+  NativeGuard profiler_memory;
+  // Rebuilt rather than erased from: a table that held a million names must not keep
+  // its buckets.
+  std::unordered_map<std::string_view, const char*> kept;
+  int64_t names = 0, bytes = 0;
+  for (const auto& [key, interned] : names_) {
+    if (std::binary_search(keep, keep + count, interned, std::less<const char*>())) {
+      kept.emplace(key, interned);
+      continue;
+    }
+    size_t interned_size;
+    bytes += static_cast<int64_t>(EntryBytes(key, &interned_size));
+    ++names;
+    delete[] interned;
+  }
+  names_.swap(kept);
+  g_names.fetch_sub(names, std::memory_order_relaxed);
+  g_bytes.fetch_sub(bytes, std::memory_order_relaxed);
 }
 
 }  // namespace paddle_prof::internal

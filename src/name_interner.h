@@ -1,7 +1,29 @@
-// Interned strings: dynamic event names and tags become stable `const char*` that
-// live for the whole process, so a record can hold a pointer instead of a copy.
-// Each thread keeps a cache in front of the shared table; only a thread's first use
-// of a string takes the lock.
+// Interned strings: dynamic event names and tags become `const char*` that a record can
+// hold instead of a copy.
+//
+// Each NameCache owns the strings it interned: there is no shared table and no lock
+// (nothing a child forked mid-intern could find held). A thread's recorder has its own
+// cache, and only its owner thread interns into it or frees from it; the CUPTI record
+// reader keeps two, the capture being read and the one taken last. The same name on
+// two threads is two copies; the report merges rows by their text.
+//
+// Memory stays bounded across windows because a recorder frees its names when its thread
+// first acts in a new window (ThreadRecorder::StartWindow), keeping only those its open
+// scopes hold. That is safe without any handshake, because of who reads a name:
+//   - records: only the collector of their own window reads them, and a thread sees a
+//     newer window only after that collector is done (the window's release store in
+//     OpenWindow, the thread's acquire load);
+//   - live blocks: a block's name is read only while the block's window is the open one
+//     (collected as a live block, or as the owner of a free in that window); a thread
+//     writes a block or a record of a window only after it has started that window;
+//   - open scopes: a scope that stays open across windows keeps its name (it is on the
+//     stack when the new window starts), so later records and blocks can name it; a cut
+//     record (a scope begun before the window) carries no name;
+//   - the thread's cache: emptied by the owner itself; a pointer it returns is used at
+//     once for a scope of the window it was interned for.
+// A recorder whose thread exited has its names freed when the next window opens
+// (RecorderRegistry::ReleaseRetiredNames). A live thread that stops making dynamic
+// names keeps those of its last window until it next acts in a later one.
 //
 // Records hold C strings, yet a name may contain NUL bytes (RecordEvent(std::string)
 // takes any bytes, Python's str may hold '\0'): an interned string stores each NUL as
@@ -11,37 +33,47 @@
 #ifndef PADDLE_PROF_SRC_NAME_INTERNER_H_
 #define PADDLE_PROF_SRC_NAME_INTERNER_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
-#include "native_guard.h"
-
 namespace paddle_prof::internal {
-
-// The shared table: locks, copies the string on first sight. `*key` is set to a copy of
-// `s` that lives as long as the returned string.
-const char* InternShared(std::string_view s, std::string_view* key);
 
 // The bytes a recorded name (interned or not) stands for: C0 80 read as NUL.
 std::string NameBytes(const char* name);
 
-// A per-thread front: lock-free and allocation-free once a string has been seen.
+// Strings held by all caches, and the bytes of those copies (the caches' own tables
+// come on top): for tests and benchmarks.
+int64_t InternedNames();
+int64_t InternedBytes();
+
 class NameCache {
  public:
+  NameCache() = default;
+  NameCache(const NameCache&) = delete;
+  NameCache& operator=(const NameCache&) = delete;
+  ~NameCache() { ReleaseAllBut(nullptr, 0); }
+
+  // `s`, NUL-free, valid until released. Lock-free and allocation-free once `s` is here.
   const char* Intern(std::string_view s) {
-    auto it = cache_.find(s);
-    if (it != cache_.end()) return it->second;
-    NativeGuard profiler_memory;
-    std::string_view key;
-    const char* interned = InternShared(s, &key);
-    cache_.emplace(key, interned);
-    return interned;
+    const auto it = names_.find(s);
+    return it != names_.end() ? it->second : Add(s);
   }
 
+  // Frees every string but the `count` ones in `keep` (sorted by address; other
+  // pointers in it, literals say, are ignored). Owner only.
+  void ReleaseAllBut(const char* const* keep, size_t count);
+
+  bool empty() const { return names_.empty(); }
+
  private:
-  // Keys are the caller's bytes, pointing into the table.
-  std::unordered_map<std::string_view, const char*> cache_;
+  const char* Add(std::string_view s);
+
+  // The caller's bytes (a copy inside the entry) -> the interned string, which starts
+  // the entry's one allocation.
+  std::unordered_map<std::string_view, const char*> names_;
 };
 
 }  // namespace paddle_prof::internal

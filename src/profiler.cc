@@ -62,6 +62,7 @@ Control& GetControl() {
 // Caller holds control.mu. Release: pairs with the acquire in every recorder, so the
 // collector of the previous window is done before any thread rewinds its buffer.
 void OpenWindow(Control& control) {
+  internal::RecorderRegistry::Get().ReleaseRetiredNames();
   control.steps.clear();
   g_steps_in_window.store(0, std::memory_order_relaxed);
   g_memory_timeline.store(FLAGS_paddle_prof_memory_timeline, std::memory_order_relaxed);

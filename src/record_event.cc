@@ -7,30 +7,41 @@ namespace paddle_prof {
 
 using internal::ThreadRecorder;
 
+// A dynamic name is interned for the window its scope begins in (name_interner.h): the
+// window is read once, for both.
 RecordEvent::RecordEvent(const std::string& name) {
   if (!IsProfilerEnabled()) return;
+  const uint64_t window = internal::g_window.load(std::memory_order_acquire);
   ThreadRecorder* r = ThreadRecorder::Current();
-  if (r != nullptr) Begin(r->Intern(name), nullptr);
+  if (window != 0 && r != nullptr) Begin(r, window, r->Intern(name, window), nullptr);
 }
 
 RecordEvent::RecordEvent(const char* name, const std::string& tag) {
   if (!IsProfilerEnabled()) return;
+  const uint64_t window = internal::g_window.load(std::memory_order_acquire);
   ThreadRecorder* r = ThreadRecorder::Current();
-  if (r != nullptr) Begin(name, r->Intern(tag));
+  if (window != 0 && r != nullptr) Begin(r, window, name, r->Intern(tag, window));
 }
 
 RecordEvent::RecordEvent(const std::string& name, const std::string& tag) {
   if (!IsProfilerEnabled()) return;
+  const uint64_t window = internal::g_window.load(std::memory_order_acquire);
   ThreadRecorder* r = ThreadRecorder::Current();
-  if (r != nullptr) Begin(r->Intern(name), r->Intern(tag));
+  if (window != 0 && r != nullptr) {
+    Begin(r, window, r->Intern(name, window), r->Intern(tag, window));
+  }
 }
 
 void RecordEvent::Begin(const char* name, const char* tag) {
   ThreadRecorder* r = ThreadRecorder::Current();
   if (r == nullptr) return;  // the thread is exiting
   const uint64_t window = internal::g_window.load(std::memory_order_acquire);
-  if (window == 0) return;
-  if (r->Begin(this, name, tag, window, &depth_)) recorder_ = r;
+  if (window != 0) Begin(r, window, name, tag);
+}
+
+void RecordEvent::Begin(ThreadRecorder* recorder, uint64_t window, const char* name,
+                        const char* tag) {
+  if (recorder->Begin(this, name, tag, window, &depth_)) recorder_ = recorder;
 }
 
 void RecordEvent::End() {

@@ -33,4 +33,11 @@ std::vector<const ThreadRecorder*> RecorderRegistry::LockAll(std::unique_lock<st
   return all;
 }
 
+void RecorderRegistry::ReleaseRetiredNames() {
+  std::lock_guard<std::mutex> lock(mu_);  // none is adopted meanwhile
+  for (const auto& r : recorders_) {
+    if (r->retired()) r->ReleaseNames();
+  }
+}
+
 }  // namespace paddle_prof::internal

@@ -24,6 +24,10 @@ class RecorderRegistry {
   // to a new thread while the collector reads it.
   std::vector<const ThreadRecorder*> LockAll(std::unique_lock<std::mutex>* lock);
 
+  // Frees the interned names of recorders whose thread exited. Only as a window opens:
+  // the collector of the last one is done, and no later window reads their records.
+  void ReleaseRetiredNames();
+
  private:
   std::mutex mu_;
   std::vector<std::unique_ptr<ThreadRecorder>> recorders_;

@@ -4,6 +4,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <functional>
+
 #include "clock.h"
 #include "native_guard.h"
 #include "paddle_prof/profiler.h"
@@ -52,6 +55,18 @@ void ThreadRecorder::Adopt(int os_tid, std::string thread_name) {
 }
 
 void ThreadRecorder::StartWindow(uint64_t window) {
+  // No window before this one is read again (name_interner.h): of the names, only
+  // those open scopes hold are still needed.
+  if (!names_.empty()) {
+    const char* held[2 * kMaxDepth];
+    size_t count = 0;
+    for (uint32_t d = 0, depth = depth_.load(std::memory_order_relaxed); d < depth; ++d) {
+      held[count++] = stack_[d].name;
+      held[count++] = stack_[d].tag;
+    }
+    std::sort(held, held + count, std::less<const char*>());
+    names_.ReleaseAllBut(held, count);
+  }
   buffer_.Clear();
   counters_.Clear();
   window_first_serial_.store(next_serial_.load(std::memory_order_relaxed),

@@ -5,8 +5,9 @@
 //
 // Windows (enable → reset → … → disable) are told apart by id: a recorder holds the
 // records of one window, and the first scope a thread begins or ends in a newer window
-// rewinds its buffer. So a reset from any thread never touches another thread's
-// memory, and records of an older window are never read as current.
+// rewinds its buffer and frees the interned names its open scopes do not hold
+// (name_interner.h). So a reset from any thread never touches another thread's memory,
+// and records of an older window are never read as current.
 #ifndef PADDLE_PROF_SRC_THREAD_RECORDER_H_
 #define PADDLE_PROF_SRC_THREAD_RECORDER_H_
 
@@ -156,7 +157,12 @@ class ThreadRecorder {
   // Called on the thread that ends a scope `recorder` (another thread's) began: marks
   // the scope abandoned, so its own thread drops it, and counts it on this thread.
   void CountForeignEnd(ThreadRecorder* recorder, uint32_t depth, const void* owner);
-  const char* Intern(std::string_view s) { return names_.Intern(s); }
+  // `s` interned for a scope of `window` (see name_interner.h): valid while `window` is
+  // open and while a scope holding it is.
+  const char* Intern(std::string_view s, uint64_t window) {
+    SyncWindow(window);
+    return names_.Intern(s);
+  }
 
   // Memory, on the allocating or freeing thread while `window` is open. Allocation:
   // fills in who owns the block, then charges it to the innermost open scope.
@@ -186,6 +192,8 @@ class ThreadRecorder {
   bool retired() const { return retired_.load(std::memory_order_acquire); }
   void Retire() { retired_.store(true, std::memory_order_release); }
   void Adopt(int os_tid, std::string thread_name);
+  // Frees the names of a retired recorder, once no window can read its records.
+  void ReleaseNames() { names_.ReleaseAllBut(nullptr, 0); }
 
  private:
   struct ExitNotifier;
@@ -196,6 +204,7 @@ class ThreadRecorder {
   void SyncWindow(uint64_t window) {
     if (window_.load(std::memory_order_relaxed) != window) StartWindow(window);
   }
+  // Rewinds, and frees the names no open scope holds.
   void StartWindow(uint64_t window);
   // Drops abandoned scopes from the top of the stack; returns the new depth.
   uint32_t PopAbandoned(uint32_t depth);
@@ -216,10 +225,11 @@ class ThreadRecorder {
     if (window == 0) return;  // profiling is off: the collector counted the scope as open
     SyncWindow(window);
     // A scope begun in an earlier window is cut: its record only tells the report
-    // where its children's time belongs.
+    // where its children's time belongs. It has left the stack, so its interned name
+    // may be freed when this window starts (just now): the record names nothing.
     const bool cut = scope.window.load(std::memory_order_relaxed) != window;
-    const bool recorded =
-        buffer_.Append(EventRecord::Call(scope.name, scope.tag, depth, cut, scope.start, end_tick));
+    const bool recorded = buffer_.Append(EventRecord::Call(
+        cut ? nullptr : scope.name, cut ? nullptr : scope.tag, depth, cut, scope.start, end_tick));
     if (!recorded && !cut) Bump(counters_.dropped);
     if (!scope.memory.empty()) FoldMemory(scope, depth, recorded && !cut);
     if (scope.gpu != nullptr && recorded && !cut) {
@@ -238,7 +248,7 @@ class ThreadRecorder {
   // Owner-written, collector-read: every Begin() takes the next serial.
   std::atomic<uint64_t> next_serial_{0};
   std::atomic<uint64_t> window_first_serial_{0};
-  NameCache names_;
+  NameCache names_;  // the dynamic names and tags this thread's scopes use
 
   // Shared with the collector.
   std::atomic<uint64_t> window_{0};

@@ -49,6 +49,8 @@ class RecordEvent {
 
  private:
   void Begin(const char* name, const char* tag);
+  void Begin(internal::ThreadRecorder* recorder, uint64_t window, const char* name,
+             const char* tag);
   void End();
 
   internal::ThreadRecorder* recorder_ = nullptr;  // null: nothing to end

@@ -24,7 +24,12 @@ const char* MemcpyName(uint8_t copy_kind) {
 }  // namespace
 
 const char* CuptiRecordReader::Name(const char* name) {
-  return name != nullptr ? names_.Intern(name) : "(unnamed kernel)";
+  return name != nullptr ? names_[current_].Intern(name) : "(unnamed kernel)";
+}
+
+void CuptiRecordReader::NextCapture() {
+  current_ ^= 1;
+  names_[current_].ReleaseAllBut(nullptr, 0);
 }
 
 void CuptiRecordReader::Read(const CUpti_Activity& record) {

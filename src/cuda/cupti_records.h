@@ -28,12 +28,18 @@ class CuptiRecordReader {
   void Read(const CUpti_Activity& record);
   // Every record in a buffer CUPTI handed back.
   void ReadBuffer(uint8_t* buffer, size_t valid_size);
+  // The capture was just taken: the kernel names of the one taken before can go (the
+  // collector reads a capture before the next is taken: see CuptiTracer::TakeCapture).
+  void NextCapture();
 
  private:
   const char* Name(const char* name);
 
   GpuCapture* capture_;
-  NameCache names_;  // kernel names outlive CUPTI's strings, as event names do
+  // Kernel names outlive CUPTI's strings, as event names do: those of the capture being
+  // read, and those of the one taken last.
+  NameCache names_[2];
+  int current_ = 0;
 };
 
 }  // namespace paddle_prof::internal

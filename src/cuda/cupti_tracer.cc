@@ -124,6 +124,9 @@ GpuCapture CuptiTracer::TakeCapture() {
   std::lock_guard<std::mutex> lock(mu_);
   GpuCapture taken = std::move(capture_);
   capture_ = GpuCapture{};  // the reader goes on reading into it
+  // Captures are taken as windows start, reset and stop, under the profiler's lock, so
+  // the collector is done with the capture before this one.
+  reader_.NextCapture();
   return taken;
 }
 
