@@ -126,8 +126,8 @@ std::string ClockWarning(const internal::Collection& c, uint64_t window_ns) {
   return buf;
 }
 
-// What one thread recorded in `window`: its records (read in place) and its counts.
-void CollectRecorder(const internal::ThreadRecorder& r, uint64_t window, internal::Collection* c) {
+// What one thread recorded in its window: its records (read in place) and its counts.
+void CollectRecorder(const internal::ThreadRecorder& r, internal::Collection* c) {
   const size_t size = r.buffer().Size();  // before the calls begun, which it bounds
   const internal::RecorderCounters& counters = r.counters();
   const int64_t begun = r.BegunInWindow();
@@ -199,7 +199,7 @@ Report StopLocked(Control& control, EventSortingKey key, const std::string& prof
   std::unique_lock<std::mutex> registry_lock;
   for (const internal::ThreadRecorder* r :
        internal::RecorderRegistry::Get().LockAll(&registry_lock)) {
-    if (r->window() == window) CollectRecorder(*r, window, &c);
+    if (r->window() == window) CollectRecorder(*r, &c);
   }
   internal::LiveBlocks::ForEach([&c, window](const internal::LiveBlock& block) {
     if (block.window == window) c.live_blocks.push_back(block);

@@ -298,6 +298,8 @@ def test_ctrl_c_while_the_report_is_built_keeps_it(monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         paddle_prof.stop_profiler(stream=out)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 def test_names_with_nul_bytes_keep_their_own_rows(tmp_path):
     path = tmp_path / 'profile.json'
     stream = io.StringIO()
