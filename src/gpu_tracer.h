@@ -34,6 +34,10 @@ GpuTracer* GpuTracerToUse();
 void SetGpuTracerForTesting(GpuTracer* tracer);
 // The build's tracer: the CUPTI one in CUDA builds, nullptr otherwise.
 GpuTracer* BuildGpuTracer();
+// The build's tracer's lock (if it has one), held across fork(), so that the child
+// finds it free.
+void LockGpuTracerForFork();
+void UnlockGpuTracerAfterFork();
 
 // The tracer of the open GPU window, nullptr when the window does not trace the GPU.
 // Read by every scope as it opens.

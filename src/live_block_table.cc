@@ -49,6 +49,9 @@ struct RetireOnExit {
 
 }  // namespace
 
+void LiveBlocks::LockForFork() { RegistryMutex().lock(); }
+void LiveBlocks::UnlockAfterFork() { RegistryMutex().unlock(); }
+
 LiveBlocks::ThreadTables* LiveBlocks::First() { return g_first.load(std::memory_order_acquire); }
 
 LiveBlocks::ThreadTables* LiveBlocks::RegisterThisThread() {

@@ -156,6 +156,9 @@ class LiveBlocks {
   // included, so the sum over threads is the place's live bytes.
   static void AddPerThread(int64_t delta);
   static int64_t PerThreadLive();
+  // The registry's lock, held across fork(), so that the child finds it free.
+  static void LockForFork();
+  static void UnlockAfterFork();
   // Every block live during the walk; safe while other threads allocate and free.
   template <typename Fn>
   static void ForEach(Fn&& fn) {

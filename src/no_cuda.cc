@@ -15,6 +15,8 @@ std::shared_ptr<Allocator> CUDAAllocator(int /*device*/) {
 
 namespace internal {
 GpuTracer* BuildGpuTracer() { return nullptr; }
+void LockGpuTracerForFork() {}
+void UnlockGpuTracerAfterFork() {}
 }  // namespace internal
 
 }  // namespace paddle_prof

@@ -40,6 +40,9 @@ int PlaceIndex(const Place& place);
 PlaceCounters& PlaceCountersAt(int index);
 const std::string& PlaceNameAt(int index);
 int PlaceCount();
+// The registration lock, held across fork(), so that the child finds it free.
+void LockPlaceRegistryForFork();
+void UnlockPlaceRegistryAfterFork();
 // Native memory (every malloc) is counted per thread, not in `live`: its peak is the
 // largest of the samples taken at window edges and step marks (and of the timeline's).
 inline std::atomic<int> g_native_place_index{-1};  // set when "native" is registered

@@ -2,6 +2,7 @@
 #include "paddle_prof/profiler.h"
 
 #include <glog/logging.h>
+#include <pthread.h>
 
 #include <cmath>
 #include <cstdio>
@@ -228,6 +229,30 @@ void StopImplicitProfilerAtExit() {
   std::fputs(report.Table().c_str(), stdout);
   std::fflush(stdout);
 }
+
+// fork() copies a lock another thread holds as held, forever, in the child: the fork
+// waits until each of the library's locks is free and holds them across it, in the
+// order they nest (the profiler's outermost).
+void LockAllForFork() {
+  GetControl().mu.lock();
+  internal::LockGpuTracerForFork();
+  internal::RecorderRegistry::Get().LockForFork();
+  internal::LockPlaceRegistryForFork();
+  internal::LiveBlocks::LockForFork();
+}
+
+void UnlockAllAfterFork() {
+  internal::LiveBlocks::UnlockAfterFork();
+  internal::UnlockPlaceRegistryAfterFork();
+  internal::RecorderRegistry::Get().UnlockAfterFork();
+  internal::UnlockGpuTracerAfterFork();
+  GetControl().mu.unlock();
+}
+
+const bool g_fork_hook = [] {
+  pthread_atfork(LockAllForFork, UnlockAllAfterFork, UnlockAllAfterFork);
+  return true;
+}();
 
 }  // namespace
 

@@ -154,5 +154,7 @@ GpuCapture CuptiTracer::Stop() {
 }
 
 GpuTracer* BuildGpuTracer() { return &CuptiTracer::Get(); }
+void LockGpuTracerForFork() { CuptiTracer::Get().LockForFork(); }
+void UnlockGpuTracerAfterFork() { CuptiTracer::Get().UnlockAfterFork(); }
 
 }  // namespace paddle_prof::internal

@@ -22,6 +22,10 @@ class CuptiTracer final : public GpuTracer {
  public:
   static CuptiTracer& Get();
 
+  // Held across fork(), so that the child finds it free.
+  void LockForFork() { mu_.lock(); }
+  void UnlockAfterFork() { mu_.unlock(); }
+
   void Start() override;
   void Discard() override;
   GpuCapture Stop() override;
