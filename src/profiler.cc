@@ -230,6 +230,16 @@ void StopImplicitProfilerAtExit() {
   std::fflush(stdout);
 }
 
+// A child must not report its parent's implicit profile nor write its files: the
+// window is dropped, silently. Runs with every lock held (see LockAllForFork).
+void DropImplicitProfileInChild() {
+  Control& control = GetControl();
+  if (!control.implicit) return;
+  control.implicit = false;
+  TakeGpuTracer(control);  // the parent's: a GPU context does not carry over fork()
+  g_window.store(0, std::memory_order_release);
+}
+
 // fork() copies a lock another thread holds as held, forever, in the child: the fork
 // waits until each of the library's locks is free and holds them across it, in the
 // order they nest (the profiler's outermost).
@@ -249,8 +259,13 @@ void UnlockAllAfterFork() {
   GetControl().mu.unlock();
 }
 
+void AfterForkInChild() {
+  DropImplicitProfileInChild();
+  UnlockAllAfterFork();
+}
+
 const bool g_fork_hook = [] {
-  pthread_atfork(LockAllForFork, UnlockAllAfterFork, UnlockAllAfterFork);
+  pthread_atfork(LockAllForFork, UnlockAllAfterFork, AfterForkInChild);
   return true;
 }();
 

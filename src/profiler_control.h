@@ -7,7 +7,8 @@
 namespace paddle_prof::internal {
 
 // Starts a whole-program profile from FLAGS_paddle_prof_state and prints its report
-// at exit. It is implicit: a profiler the program enables itself replaces it silently.
+// at exit. It is implicit: a profiler the program enables itself replaces it silently,
+// and a forked child drops it (the report and the files are the parent's).
 void StartImplicitProfiler();
 
 // An implicit profile started by a launcher (python -m paddle_prof run); false, and

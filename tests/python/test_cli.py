@@ -1,9 +1,13 @@
 """python3 -m paddle_prof run: profiling a script without touching it."""
 
+import collections
+import json
 import os
 import subprocess
 import sys
 import textwrap
+
+import pytest
 
 
 def run(tmp_path, script_text, *options):
@@ -58,3 +62,43 @@ def test_run_keeps_the_scripts_exit_code_and_still_reports(tmp_path):
     ''')
     assert result.returncode == 3
     assert 'exiting_op' in result.stdout
+
+
+def summary_calls(path):
+    with open(f'{path}.summary.json') as f:
+        return {e['name']: e['calls'] for e in json.load(f)['events']}
+
+
+def trace_calls_and_pids(path):
+    with open(path) as f:
+        events = [e for e in json.load(f)['traceEvents'] if e['ph'] == 'X']
+    return collections.Counter(e['name'] for e in events), {e['pid'] for e in events}
+
+
+@pytest.mark.parametrize('child_ends', ['', 'sys.exit(0)'])
+def test_run_a_forked_child_neither_reports_nor_writes_the_parents_files(tmp_path, child_ends):
+    path = tmp_path / 'p.json'
+    result = run(tmp_path, f'''
+        import os
+        import sys
+        import time
+        import paddle_prof
+        for _ in range(2):
+            with paddle_prof.record_event('parent_op'):
+                pass
+        parent = os.getpid()
+        if os.fork() == 0:
+            # Last to exit: what it would write at exit would be the last word.
+            for _ in range(3000):
+                if os.getppid() != parent:
+                    break
+                time.sleep(0.01)
+            for _ in range(5):
+                with paddle_prof.record_event('child_op'):
+                    pass
+            {child_ends}
+    ''', '--profile-path', str(path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count('Profiling Report') == 1, result.stdout
+    assert summary_calls(path) == {'parent_op': 2}
+    assert trace_calls_and_pids(path)[0] == {'parent_op': 2}
