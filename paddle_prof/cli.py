@@ -56,7 +56,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     if options.native and os.environ.pop(_NATIVE_MARK, None) is None:
         _exec_with_preload(argv)  # does not return
 
-    _core.enable_implicit_profiler(options.state)
+    # SIGTERM and SIGHUP report from the C++ side with these; SIGINT stops in `finally`.
+    _core.enable_implicit_profiler(options.state, options.sorted_key, options.profile_path or "",
+                                   options.per_thread)
     sys.argv = [options.script] + options.args
     exit_code = 0
     try:

@@ -84,9 +84,14 @@ PYBIND11_MODULE(_core, m) {
 
   m.def("enable_profiler",
         [](const std::string& state) { EnableProfiler(ParseProfilerState(state)); });
-  m.def("enable_implicit_profiler", [](const std::string& state) {
-    return internal::EnableImplicitProfiler(ParseProfilerState(state));
-  });
+  m.def(
+      "enable_implicit_profiler",
+      [](const std::string& state, const std::string& sorted_key, const std::string& profile_path,
+         bool per_thread) {
+        return internal::EnableImplicitProfiler(
+            ParseProfilerState(state), {ParseSortingKey(sorted_key), profile_path, per_thread});
+      },
+      py::arg("state"), py::arg("sorted_key"), py::arg("profile_path"), py::arg("per_thread"));
   m.def("implicit_profiler_running", &internal::ImplicitProfilerRunning);
   m.def("stop_profiler", &Stop, py::arg("sorted_key"), py::arg("profile_path"),
         py::arg("per_thread"));

@@ -5,9 +5,11 @@
 #include <pthread.h>
 
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -28,6 +30,7 @@
 #include "profiler_control.h"
 #include "recorder_registry.h"
 #include "report_builder.h"
+#include "termination_signals.h"
 
 namespace paddle_prof {
 
@@ -46,7 +49,8 @@ std::atomic<bool> g_memory_timeline{true};
 struct Control {
   std::mutex mu;  // serialises enable, reset, disable and step marks
   uint64_t last_window = 0;
-  bool implicit = false;  // started from FLAGS_paddle_prof_state
+  bool implicit = false;  // started from FLAGS_paddle_prof_state or by a launcher
+  std::optional<internal::ImplicitReport> launcher_report;  // else the flags say
   ProfilerState state = ProfilerState::kDisabled;
   internal::GpuTracer* gpu = nullptr;  // tracing the GPU in this window
   uint64_t start_tick = 0;
@@ -214,26 +218,43 @@ Report StopLocked(Control& control, EventSortingKey key, const std::string& prof
   return report;
 }
 
-void StopImplicitProfilerAtExit() {
-  Control& control = GetControl();
-  internal::NativeGuard profiler_memory;
-  std::unique_lock<std::mutex> lock(control.mu);
-  if (!control.implicit || g_window.load(std::memory_order_relaxed) == 0) return;
-  EventSortingKey key = EventSortingKey::kTotal;
+// Read when the profile ends: a program that parses its command line sets them late.
+internal::ImplicitReport ReportFromFlags() {
+  internal::ImplicitReport report;
   try {
-    key = ParseSortingKey(FLAGS_paddle_prof_sorted_key);
+    report.key = ParseSortingKey(FLAGS_paddle_prof_sorted_key);
   } catch (const std::invalid_argument& e) {
     LOG(ERROR) << "paddle_prof: FLAGS_paddle_prof_sorted_key: " << e.what() << "; using 'total'";
   }
-  const Report report = StopLocked(control, key, FLAGS_paddle_prof_path);
-  std::fputs(report.Table().c_str(), stdout);
-  std::fflush(stdout);
+  report.path = FLAGS_paddle_prof_path;
+  report.per_thread = FLAGS_paddle_prof_per_thread;
+  return report;
+}
+
+// At exit, or on a signal that ends the program: the implicit profile's table on
+// stdout and its files, if it is still running.
+void StopImplicitProfile() {
+  Control& control = GetControl();
+  internal::NativeGuard profiler_memory;
+  std::lock_guard<std::mutex> lock(control.mu);
+  if (!control.implicit || g_window.load(std::memory_order_relaxed) == 0) return;
+  const internal::ImplicitReport out = control.launcher_report.value_or(ReportFromFlags());
+  const bool per_thread = std::exchange(FLAGS_paddle_prof_per_thread, out.per_thread);
+  try {
+    const Report report = StopLocked(control, out.key, out.path);
+    std::fputs(report.Table().c_str(), stdout);
+    std::fflush(stdout);
+  } catch (const std::exception& e) {  // the program is ending: say why there is no report
+    LOG(ERROR) << "paddle_prof: cannot report the whole-program profile: " << e.what();
+  }
+  FLAGS_paddle_prof_per_thread = per_thread;
 }
 
 // A child must not report its parent's implicit profile nor write its files: the
 // window is dropped, silently. Runs with every lock held (see LockAllForFork).
 void DropImplicitProfileInChild() {
   Control& control = GetControl();
+  internal::ReleaseTerminationSignalsInChild();
   if (!control.implicit) return;
   control.implicit = false;
   TakeGpuTracer(control);  // the parent's: a GPU context does not carry over fork()
@@ -316,12 +337,14 @@ void MarkStep() {
 
 namespace internal {
 
-bool EnableImplicitProfiler(ProfilerState state) {
+bool EnableImplicitProfiler(ProfilerState state, const ImplicitReport& report) {
   Control& control = GetControl();
   internal::NativeGuard profiler_memory;
   std::lock_guard<std::mutex> lock(control.mu);
   if (g_window.load(std::memory_order_relaxed) != 0) return false;
   EnableLocked(control, state, /*implicit=*/true);
+  control.launcher_report = report;
+  CatchTerminationSignals({SIGTERM, SIGHUP}, StopImplicitProfile);
   return true;
 }
 
@@ -343,12 +366,14 @@ void StartImplicitProfiler() {
     internal::NativeGuard profiler_memory;
     std::lock_guard<std::mutex> lock(control.mu);
     EnableLocked(control, state, /*implicit=*/true);
+    control.launcher_report.reset();
   } catch (const std::exception& e) {
     LOG(ERROR) << "paddle_prof: not profiling this program (FLAGS_paddle_prof_state='"
                << FLAGS_paddle_prof_state << "'): " << e.what();
     return;
   }
-  std::atexit(StopImplicitProfilerAtExit);
+  CatchTerminationSignals({SIGTERM, SIGINT, SIGHUP}, StopImplicitProfile);
+  std::atexit(StopImplicitProfile);
 }
 
 }  // namespace internal

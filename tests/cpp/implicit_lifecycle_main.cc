@@ -1,15 +1,56 @@
 // A program profiled by FLAGS_paddle_prof_state alone, for implicit_profiler_test, which
 // ends it in several ways. Each mode records 3 "outer" calls of 10 "leaf" calls first.
+//   wait        prints "ready", then sleeps until a signal ends it
 //   fork        forks; the parent returns from main at once, the child once the parent
 //               has exited, after recording 5 "child_op" calls
+//   fork-raise  forks; the child raises SIGTERM on itself; the parent prints how the
+//               child ended, then does as `wait`
+// With PROGRAM_HANDLER=1 in the environment, a SIGTERM handler is installed before any
+// library is initialised (so before the profiler starts); it prints "program handler"
+// and ends the program by SIGTERM.
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <thread>
 
 #include "paddle_prof/record_event.h"
+
+namespace {
+
+void ProgramHandler(int signal) {
+  constexpr char kSaid[] = "program handler\n";
+  [[maybe_unused]] const ssize_t written = write(STDOUT_FILENO, kSaid, sizeof(kSaid) - 1);
+  std::signal(signal, SIG_DFL);
+  raise(signal);
+}
+
+// Runs before the initialisers of the shared libraries, the profiler's among them.
+void InstallProgramHandler(int /*argc*/, char** /*argv*/, char** envp) {
+  for (char** e = envp; *e != nullptr; ++e) {
+    if (std::strcmp(*e, "PROGRAM_HANDLER=1") == 0) std::signal(SIGTERM, ProgramHandler);
+  }
+}
+
+using PreinitFunction = void (*)(int, char**, char**);
+__attribute__((section(".preinit_array"), used)) const PreinitFunction kInstallProgramHandler =
+    InstallProgramHandler;
+
+void Say(const char* line) {
+  std::fputs(line, stdout);
+  std::fflush(stdout);
+}
+
+[[noreturn]] void WaitForSignal() {
+  Say("ready\n");
+  for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
@@ -19,6 +60,7 @@ int main(int argc, char** argv) {
       PADDLE_PROF_RECORD_EVENT("leaf");
     }
   }
+  if (mode == "wait") WaitForSignal();
   if (mode == "fork") {
     const pid_t parent = getpid();
     if (fork() != 0) return 0;
@@ -31,6 +73,18 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  std::fprintf(stderr, "usage: %s fork\n", argv[0]);
+  if (mode == "fork-raise") {
+    const pid_t child = fork();
+    if (child == 0) {
+      raise(SIGTERM);
+      return 0;  // the signal was swallowed
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    std::printf("child %s %d\n", WIFSIGNALED(status) ? "killed by signal" : "exited with",
+                WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    WaitForSignal();
+  }
+  std::fprintf(stderr, "usage: %s wait|fork|fork-raise\n", argv[0]);
   return 2;
 }

@@ -1,5 +1,5 @@
 // The whole-program profile of FLAGS_paddle_prof_state against the ways a program ends:
-// here, forks. Each test runs implicit_lifecycle_main (see
+// the signals that end it, and forks. Each test runs implicit_lifecycle_main (see
 // there for its modes) in a process of its own and reads its stdout and files.
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "test_util.h"
@@ -33,15 +34,22 @@ struct Ended {
   int status = 0;   // as waitpid gives it
 };
 
+struct Options {
+  std::vector<int> signals;  // sent one after the other once the program says "ready"
+  std::vector<std::string> env;
+  int ignored = 0;  // a signal the program starts with ignored, as under nohup
+};
+
 // Runs the program in `mode` under the implicit profiler, writing to `path`. Bounded:
 // a program still running after 60 s is killed and the test fails.
-Ended RunMain(const std::string& mode, const std::string& path) {
+Ended RunMain(const std::string& mode, const std::string& path, const Options& options = {}) {
   std::vector<std::string> env = {"FLAGS_paddle_prof_state=CPU",
                                   "FLAGS_paddle_prof_sorted_key=calls",
                                   "FLAGS_paddle_prof_path=" + path};
   for (char** e = environ; *e != nullptr; ++e) {
     if (std::strncmp(*e, "FLAGS_paddle_prof_", 18) != 0) env.emplace_back(*e);
   }
+  env.insert(env.end(), options.env.begin(), options.env.end());
   std::vector<char*> envp;
   for (std::string& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -55,11 +63,15 @@ Ended RunMain(const std::string& mode, const std::string& path) {
   ended.pid = fork();
   if (ended.pid == 0) {
     dup2(out[1], STDOUT_FILENO);
+    // As a shell would leave them to a job of its own (ctest's may ignore SIGINT, say).
+    for (int signal : options.signals) std::signal(signal, SIG_DFL);
+    if (options.ignored != 0) std::signal(options.ignored, SIG_IGN);
     execve(argv[0], argv, envp.data());
     _exit(127);
   }
   close(out[1]);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  size_t sent = 0;
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
@@ -76,6 +88,13 @@ Ended RunMain(const std::string& mode, const std::string& path) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     ended.out.append(buf, static_cast<size_t>(n));
+    if (sent < options.signals.size() && ended.out.find("ready\n") != std::string::npos) {
+      for (; sent < options.signals.size(); ++sent) {
+        // Time for the one before to be ignored or acted on, if it were (never asserted).
+        if (sent > 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        kill(ended.pid, options.signals[sent]);
+      }
+    }
   }
   close(out[0]);
   waitpid(ended.pid, &ended.status, 0);
@@ -130,11 +149,56 @@ void ExpectMainReport(const Ended& ended, const std::string& path) {
   EXPECT_EQ(trace.pids, std::vector<int>{ended.pid});
 }
 
+bool KilledBy(const Ended& ended, int signal) {
+  return WIFSIGNALED(ended.status) && WTERMSIG(ended.status) == signal;
+}
+
+class SignalTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(SignalTest, WritesTheReportThenTheSignalEndsTheProgram) {
+  const int signal = GetParam();
+  const std::string path = TempPath("signal" + std::to_string(signal));
+  const Ended ended = RunMain("wait", path, {{signal}});
+  EXPECT_TRUE(KilledBy(ended, signal)) << "status " << ended.status;
+  ExpectMainReport(ended, path);
+}
+
+INSTANTIATE_TEST_SUITE_P(EndingSignals, SignalTest, ::testing::Values(SIGTERM, SIGINT, SIGHUP),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return std::string(sigabbrev_np(info.param));
+                         });
+
+TEST(ImplicitProfilerTest, AHandlerTheProgramInstalledBeforeStillRunsAfterTheReport) {
+  const std::string path = TempPath("program_handler");
+  const Ended ended = RunMain("wait", path, {{SIGTERM}, {"PROGRAM_HANDLER=1"}});
+  EXPECT_TRUE(KilledBy(ended, SIGTERM)) << "status " << ended.status;
+  ExpectMainReport(ended, path);
+  EXPECT_EQ(Count(ended.out, "program handler\n"), 1) << ended.out;
+  EXPECT_GT(ended.out.find("program handler\n"), ended.out.find("Profiling Report"));
+}
+
+TEST(ImplicitProfilerTest, AnIgnoredSignalStaysIgnored) {
+  const std::string path = TempPath("ignored");
+  const Ended ended = RunMain("wait", path, {{SIGHUP, SIGTERM}, {}, SIGHUP});
+  EXPECT_TRUE(KilledBy(ended, SIGTERM)) << "status " << ended.status;
+  ExpectMainReport(ended, path);
+}
+
 TEST(ImplicitProfilerTest, AForkedChildNeitherReportsNorWritesTheParentsFiles) {
   const std::string path = TempPath("fork");
   const Ended ended = RunMain("fork", path);
   EXPECT_TRUE(WIFEXITED(ended.status) && WEXITSTATUS(ended.status) == 0)
       << "status " << ended.status;
+  ExpectMainReport(ended, path);
+}
+
+TEST(ImplicitProfilerTest, AForkedChildsSignalsActOnTheChild) {
+  const std::string path = TempPath("fork_raise");
+  const Ended ended = RunMain("fork-raise", path, {{SIGTERM}});
+  EXPECT_NE(ended.out.find("child killed by signal " + std::to_string(SIGTERM) + "\n"),
+            std::string::npos)
+      << ended.out;
+  EXPECT_TRUE(KilledBy(ended, SIGTERM)) << "status " << ended.status;
   ExpectMainReport(ended, path);
 }
 

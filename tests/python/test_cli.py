@@ -3,6 +3,9 @@
 import collections
 import json
 import os
+import re
+import select
+import signal
 import subprocess
 import sys
 import textwrap
@@ -73,6 +76,39 @@ def trace_calls_and_pids(path):
     with open(path) as f:
         events = [e for e in json.load(f)['traceEvents'] if e['ph'] == 'X']
     return collections.Counter(e['name'] for e in events), {e['pid'] for e in events}
+
+
+@pytest.mark.parametrize('signum', [signal.SIGTERM, signal.SIGHUP])
+def test_run_reports_when_a_signal_ends_the_script(tmp_path, signum):
+    script = tmp_path / 'script.py'
+    script.write_text(textwrap.dedent('''
+        import sys
+        import time
+        import paddle_prof
+        for _ in range(3):
+            with paddle_prof.record_event('script_op'):
+                pass
+        print('ready', flush=True)
+        time.sleep(120)
+    '''))
+    path = tmp_path / 'p.json'
+    proc = subprocess.Popen([sys.executable, '-m', 'paddle_prof', 'run', '--profile-path',
+                             str(path), '--', str(script)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            # as a shell would leave it to a job of its own
+                            preexec_fn=lambda: signal.signal(signum, signal.SIG_DFL))
+    try:
+        ready, _, _ = select.select([proc.stdout], [], [], 60)
+        assert ready and proc.stdout.readline() == 'ready\n'
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == -signum, err
+    assert out.count('Profiling Report') == 1
+    assert re.search(r'\nscript_op +3 ', out), out
+    assert summary_calls(path) == {'script_op': 3}
+    assert trace_calls_and_pids(path) == ({'script_op': 3}, {proc.pid})
 
 
 @pytest.mark.parametrize('child_ends', ['', 'sys.exit(0)'])
