@@ -373,7 +373,12 @@ void StartImplicitProfiler() {
     return;
   }
   CatchTerminationSignals({SIGTERM, SIGINT, SIGHUP}, StopImplicitProfile);
-  std::atexit(StopImplicitProfile);
+  // At exit, before the flags it reads are destroyed: a static's destructor is
+  // registered as they are, so it runs first under every runtime (with std::atexit,
+  // ThreadSanitizer's ran the flags' destructors first).
+  static const struct ReportAtExit {
+    ~ReportAtExit() { StopImplicitProfile(); }
+  } report_at_exit;
 }
 
 }  // namespace internal
