@@ -3,6 +3,7 @@
 
 #include <glog/logging.h>
 #include <pthread.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <csignal>
@@ -11,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -358,7 +360,24 @@ bool ImplicitProfilerRunning() {
 int StepsInWindow() { return g_steps_in_window.load(std::memory_order_relaxed); }
 bool MemoryTimelineOn() { return g_memory_timeline.load(std::memory_order_relaxed); }
 
+namespace {
+
+// A program the profiled one starts inherits its environment, these flags with it: it
+// runs unprofiled, so that it neither prints a second report nor overwrites this one's
+// files. (The same process after exec() keeps its pid, and its profile.)
+bool StartedByAProfiledProgram() {
+  constexpr char kOwner[] = "PADDLE_PROF_IMPLICIT_PID";
+  const std::string self = std::to_string(getpid());
+  const char* owner = std::getenv(kOwner);
+  if (owner != nullptr && self != owner) return true;
+  setenv(kOwner, self.c_str(), /*overwrite=*/1);
+  return false;
+}
+
+}  // namespace
+
 void StartImplicitProfiler() {
+  if (StartedByAProfiledProgram()) return;
   ProfilerState state;
   try {
     state = ParseProfilerState(FLAGS_paddle_prof_state);

@@ -5,6 +5,9 @@
 //               has exited, after recording 5 "child_op" calls
 //   fork-raise  forks; the child raises SIGTERM on itself; the parent prints how the
 //               child ended, then does as `wait`
+//   exec        starts this program again as `exec-child`, with the same environment,
+//               and returns from main at once
+//   exec-child  once its parent has exited, records 5 "child_op" calls and returns
 // With PROGRAM_HANDLER=1 in the environment, a SIGTERM handler is installed before any
 // library is initialised (so before the profiler starts); it prints "program handler"
 // and ends the program by SIGTERM.
@@ -85,6 +88,23 @@ int main(int argc, char** argv) {
                 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
     WaitForSignal();
   }
-  std::fprintf(stderr, "usage: %s wait|fork|fork-raise\n", argv[0]);
+  if (mode == "exec") {
+    if (fork() == 0) {
+      execl("/proc/self/exe", argv[0], "exec-child", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    return 0;
+  }
+  if (mode == "exec-child") {
+    const pid_t parent = getppid();
+    for (int i = 0; i < 3000 && getppid() == parent; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    for (int i = 0; i < 5; ++i) {
+      PADDLE_PROF_RECORD_EVENT("child_op");
+    }
+    return 0;
+  }
+  std::fprintf(stderr, "usage: %s wait|fork|fork-raise|exec|exec-child\n", argv[0]);
   return 2;
 }

@@ -205,6 +205,15 @@ TEST(ImplicitProfilerTest, AForkedChildNeitherReportsNorWritesTheParentsFiles) {
   ExpectMainReport(ended, path);
 }
 
+// A program it starts inherits the flags through the environment: it runs unprofiled.
+TEST(ImplicitProfilerTest, AProgramItStartsNeitherReportsNorWritesTheParentsFiles) {
+  const std::string path = TempPath("exec");
+  const Ended ended = RunMain("exec", path);
+  EXPECT_TRUE(WIFEXITED(ended.status) && WEXITSTATUS(ended.status) == 0)
+      << "status " << ended.status;
+  ExpectMainReport(ended, path);
+}
+
 TEST(ImplicitProfilerTest, AForkedChildsSignalsActOnTheChild) {
   const std::string path = TempPath("fork_raise");
   const Ended ended = RunMain("fork-raise", path, {{SIGTERM}});
