@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -328,12 +329,15 @@ void MarkStep() {
   if (!IsProfilerEnabled()) return;
   Control& control = GetControl();
   internal::NativeGuard profiler_memory;
+  // Read before the profiler's lock, never under it: the preload's mapping reader takes a
+  // lock that fork() takes first (its handlers run in the reverse order of registration).
+  std::map<std::string, int64_t> process = internal::ReadProcessMemory();
   std::lock_guard<std::mutex> lock(control.mu);
   if (g_window.load(std::memory_order_relaxed) == 0) return;
   internal::StepMark& step = control.steps.emplace_back();
   step.tick = Clock::Now();
   internal::ClosePlaceStep(&step.peak_bytes, &step.end_bytes);
-  step.process = internal::ReadProcessMemory();
+  step.process = std::move(process);
   g_steps_in_window.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -258,7 +258,9 @@ void WarnNotTheProcessMalloc() {
 
 // The allocator has served calls by now (libstdc++'s constructor allocates), so its own
 // fork handlers, if any, were registered before this library's: fork takes the mappings
-// lock first, then the allocator's, the order NoteMapping takes them in.
+// lock first, then the allocator's, the order NoteMapping takes them in. The profiler's
+// handlers (libpaddle_prof.so, loaded first) come after both: nothing reads the mappings
+// under the profiler's locks.
 __attribute__((constructor)) void Initialise() {
   NativeGuard setting_up;
   RemoveFromPreload();

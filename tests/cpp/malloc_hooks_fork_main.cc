@@ -1,8 +1,10 @@
 // The preload library's mappings lock across fork: run under
 // LD_PRELOAD=libpaddle_prof_preload.so. Two threads map and unmap without pause (each
-// call takes the lock) while the main thread forks; each child reads the process's memory
-// figures, which takes the lock again. A child forked while a thread held it would wait
-// forever: the parent gives each child 10 s. Exit 0 when every child finished, 1 if not.
+// call takes the lock) and a third marks steps (each reads the mappings too) while the
+// main thread forks; each child reads the process's memory figures, which takes the lock
+// again. A child forked while a thread held it would wait forever: the parent gives each
+// child 10 s. A fork that takes the locks in another order than the step marks do would
+// hang the parent itself: an alarm ends it after 60 s. Exit 0 when every child finished.
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -13,6 +15,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "paddle_prof/profiler.h"
 #include "process_memory.h"
 
 namespace {
@@ -49,7 +52,16 @@ int main() {
       if (region != MAP_FAILED) munmap(region, 4096);
     }
   };
-  std::thread mappers[] = {std::thread(map_and_unmap), std::thread(map_and_unmap)};
+  auto mark_steps = [&stop] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      paddle_prof::EnableProfiler(paddle_prof::ProfilerState::kCPU);
+      for (int i = 0; i < 50; ++i) paddle_prof::MarkStep();
+      paddle_prof::StopProfiler();
+    }
+  };
+  alarm(60);
+  std::thread mappers[] = {std::thread(map_and_unmap), std::thread(map_and_unmap),
+                           std::thread(mark_steps)};
   int failures = 0;
   for (int i = 0; i < 1000 && failures == 0; ++i) {
     const pid_t child = fork();
