@@ -106,6 +106,13 @@ bool LiveBlocks::InsertSlow(const void* ptr, const LiveBlock& block) {
   }
 }
 
+bool LiveBlocks::RemoveOwn(const void* ptr, LiveBlock* block) {
+  for (BlockTable* table = OwnNewest(); table != nullptr; table = table->older) {
+    if (table->Remove(ptr, block)) return true;
+  }
+  return false;
+}
+
 bool LiveBlocks::RemoveSlow(const void* ptr, LiveBlock* block) {
   // The newest table was tried inline: the thread's older ones, then other threads'.
   const BlockTable* newest = OwnNewest();

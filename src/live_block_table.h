@@ -149,6 +149,8 @@ class LiveBlocks {
   // On the allocating thread. False when no memory could be had for a table.
   static bool Insert(const void* ptr, const LiveBlock& block);
   static bool Remove(const void* ptr, LiveBlock* block);
+  // Looks in the calling thread's own tables only: what it allocated itself.
+  static bool RemoveOwn(const void* ptr, LiveBlock* block);
   // Starts loading the slot `ptr` would take in this thread's table.
   static void Prefetch(const void* ptr);
   // Live bytes of a place counted per thread (native: every malloc of the process, kept

@@ -96,9 +96,11 @@ void RecordAlloc(Place place, const void* ptr, size_t bytes) {
   const int index = internal::PlaceIndex(place);
   if (index < 0 || ptr == nullptr) return;
   // A framework's own allocator may report an address again without its free: one live
-  // block per address keeps end bytes equal to the live bytes over rows.
+  // block per address keeps end bytes equal to the live bytes over rows. Looked for among
+  // the calling thread's own blocks, where a thread-caching allocator reuses an address:
+  // the other threads' would make every report cost as many lookups as there are threads.
   internal::LiveBlock old;
-  if (internal::LiveBlocks::Remove(ptr, &old)) {
+  if (internal::LiveBlocks::RemoveOwn(ptr, &old)) {
     internal::g_live_again.fetch_add(1, std::memory_order_relaxed);
     internal::Released(old, old.size);
   }

@@ -58,9 +58,9 @@ std::shared_ptr<Allocator> CUDAAllocator(int device);
 
 // For frameworks that keep their own allocator: report the same facts directly.
 // RecordFree of a pointer never recorded is counted in the place's untracked_frees.
-// RecordAlloc of a pointer that is still live frees the old block first (its allocator
-// reused the address without a RecordFree), counted in a report warning; a size above
-// INT64_MAX is ignored, also counted.
+// RecordAlloc of a pointer that the calling thread recorded and is still live frees the
+// old block first (its allocator reused the address without a RecordFree), counted in a
+// report warning; a size above INT64_MAX is ignored, also counted.
 void RecordAlloc(Place place, const void* ptr, size_t bytes);
 void RecordFree(Place place, const void* ptr);
 
