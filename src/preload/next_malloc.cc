@@ -133,7 +133,12 @@ int ArenaPosixMemalign(void** out, size_t alignment, size_t size) {
 void* ArenaValloc(size_t size) { return BootstrapAllocate(size, PageSize()); }
 void* ArenaPvalloc(size_t size) {
   const size_t page = PageSize();
-  return BootstrapAllocate((size + page - 1) & ~(page - 1), page);
+  const size_t rounded = (size + page - 1) & ~(page - 1);
+  if (rounded < size) {  // wrapped: never a smaller block
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return BootstrapAllocate(rounded, page);
 }
 size_t ArenaUsableSize(void* ptr) {
   return ptr != nullptr && InBootstrapArena(ptr) ? BootstrapBlockSize(ptr) : 0;
