@@ -75,15 +75,17 @@ class _DeferredInterrupt:
 
 
 _last_report: Optional[Report] = None  # what the latest stop returned
+_stops = 0  # stops so far: tells whether _last_report is of a given window
 
 
 def _stop(sorted_key: Optional[str], profile_path: PathArg, per_thread: bool) -> Report:
-    global _last_report
+    global _last_report, _stops
     key = _check_sorted_key(sorted_key)
     path = _check_path(profile_path)
     if not _core.is_enabled():
         raise RuntimeError("no profiler is running: call paddle_prof.start_profiler() first")
     _last_report = Report(_core.stop_profiler(key, path, bool(per_thread)))
+    _stops += 1
     return _last_report
 
 
@@ -116,7 +118,8 @@ def stop_profiler(sorted_key: Optional[str] = None, profile_path: PathArg = None
     summary JSON at ``profile_path + '.summary.json'``, each whole or not at all; a file
     that cannot be written is a warning of the report (and a line on stderr), and the
     report is still returned. ``per_thread`` gives one row per thread. A Ctrl-C while the
-    report is built is held back until it is returned.
+    report is built is held back until the report is printed and its files written, then
+    delivered (use ``with profiler()`` to keep the report itself as ``prof.report``).
     """
     deferred = _DeferredInterrupt()
     try:
@@ -170,9 +173,11 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
         self.per_thread = per_thread
         self.stream = stream
         self.report: Optional[Report] = None
+        self._stops_at_enter = 0
 
     def __enter__(self) -> "profiler":
         start_profiler(self.state)
+        self._stops_at_enter = _stops
         return self
 
     def __exit__(self, exc_type: Optional[type], *exc_info: object) -> bool:
@@ -181,10 +186,12 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
         deferred = _DeferredInterrupt()
         try:
             if not _core.is_enabled():
-                self.report = _last_report
+                # The report of this window, if stop_profiler() took it; None otherwise.
+                stopped_here = _stops == self._stops_at_enter + 1
+                self.report = _last_report if stopped_here else None
                 warnings.warn("paddle_prof.profiler: the profiler was stopped inside the "
-                              "block (stop_profiler()); its report is the one that call "
-                              "returned", RuntimeWarning, stacklevel=2)
+                              "block; prof.report is the report stop_profiler() returned, "
+                              "if it was that call", RuntimeWarning, stacklevel=2)
                 return False
             self.report = _stop(self.sorted_key, self.profile_path, self.per_thread)
             print(self.report.table(), file=self.stream if self.stream is not None else sys.stdout,

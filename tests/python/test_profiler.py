@@ -272,6 +272,11 @@ def test_stop_profiler_inside_the_block_is_not_an_error_at_exit():
             with paddle_prof.profiler('CPU', stream=io.StringIO()):
                 paddle_prof.stop_profiler(stream=io.StringIO())
                 raise ValueError('inner')
+    # Stopped by something else than stop_profiler(): no report of another window.
+    with pytest.warns(RuntimeWarning, match='stopped inside the block'):
+        with paddle_prof.profiler('CPU', stream=io.StringIO()) as prof:
+            _core.stop_profiler('total', '', False)
+    assert prof.report is None
 
 
 def test_ctrl_c_while_the_report_is_built_keeps_it(monkeypatch):
