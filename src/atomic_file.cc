@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -16,9 +17,20 @@ bool IsSpecialFile(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
 }
 
+// The file a symbolic link leads to, so that the rename replaces the file, not the link.
+std::string LinkTarget(std::string path) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return path;
+  char* resolved = realpath(path.c_str(), nullptr);
+  if (resolved == nullptr) return path;  // a dangling link: written through, in place
+  path = resolved;
+  std::free(resolved);
+  return path;
+}
+
 }  // namespace
 
-AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+AtomicFile::AtomicFile(std::string path) : path_(LinkTarget(std::move(path))) {
   if (!IsSpecialFile(path_)) temp_ = path_ + ".tmp" + std::to_string(getpid());
   file_ = std::fopen((temp_.empty() ? path_ : temp_).c_str(), "w");
   if (file_ == nullptr) Fail();

@@ -1,9 +1,11 @@
 // A file written whole or not at all. The bytes go to a temporary file beside `path`
 // (the same directory, so the rename never crosses file systems), which replaces `path`
 // only once every byte is written and the file is closed. A full disk, a write error or
-// a process killed mid-write leaves whatever was at `path` before as it was. A path
-// that names something other than a regular file (/dev/stdout, a FIFO) is written in
-// place: there is nothing to rename over.
+// a process killed mid-write leaves whatever was at `path` before as it was (a kill
+// may leave the temporary, `<path>.tmp<pid>`, behind). A symbolic link is followed: the
+// file it leads to is replaced, the link stays. A path that names something other than
+// a regular file (/dev/stdout, a FIFO) is written in place: there is nothing to rename
+// over. No fsync: the file is whole once renamed, not necessarily on disk.
 //
 //   AtomicFile file(path);
 //   file.Write(json);

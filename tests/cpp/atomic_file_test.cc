@@ -3,9 +3,11 @@
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -30,6 +32,7 @@ TEST(AtomicFileTest, ReplacesTheFileOnceComplete) {
   std::string error;
   ASSERT_TRUE(file.Commit(&error)) << error;
   EXPECT_EQ(Contents(path), "new contents");
+  std::remove(path.c_str());
 }
 
 TEST(AtomicFileTest, AFailedWriteLeavesTheEarlierFileAndNoTemporary) {
@@ -49,6 +52,7 @@ TEST(AtomicFileTest, AFailedWriteLeavesTheEarlierFileAndNoTemporary) {
   EXPECT_EQ(error, "File too large");
   EXPECT_EQ(Contents(path), "earlier");
   EXPECT_NE(access((path + ".tmp" + std::to_string(getpid())).c_str(), F_OK), 0);
+  std::remove(path.c_str());
 }
 
 TEST(AtomicFileTest, AMissingDirectoryIsAnErrorThatSaysWhy) {
@@ -65,6 +69,22 @@ TEST(AtomicFileTest, AnUncommittedFileLeavesNothingBehind) {
   }
   EXPECT_NE(access(path.c_str(), F_OK), 0);
   EXPECT_NE(access((path + ".tmp" + std::to_string(getpid())).c_str(), F_OK), 0);
+}
+
+TEST(AtomicFileTest, ALinkIsFollowedAndKept) {
+  const std::string target = testing::TempPath("atomic_target");
+  const std::string link = testing::TempPath("atomic_link");
+  std::ofstream(target) << "earlier";
+  std::remove(link.c_str());
+  ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
+  std::string error;
+  ASSERT_TRUE(WriteFileAtomically(link, "new", &error)) << error;
+  struct stat st;
+  ASSERT_EQ(lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(Contents(target), "new");
+  std::remove(link.c_str());
+  std::remove(target.c_str());
 }
 
 TEST(AtomicFileTest, ADeviceIsWrittenInPlace) {

@@ -370,6 +370,7 @@ TEST(ProfilerTest, AFullDiskLeavesEarlierFilesWholeAndWarns) {
   const nlohmann::json summary = testing::ReadJson(path + ".summary.json");
   EXPECT_EQ(summary["events"][0]["calls"], 1000);
   EXPECT_NE(summary["warnings"].dump().find("cannot write the trace"), std::string::npos);
+  for (const std::string& p : {path, path + ".summary.json"}) std::remove(p.c_str());
 }
 
 TEST(ProfilerTest, ResetFromAnotherThreadLosesNothingRecordedAfterIt) {
