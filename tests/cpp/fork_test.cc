@@ -59,6 +59,7 @@ bool WaitOrKill(pid_t pid, std::chrono::seconds limit, int* status) {
 }
 
 TEST(ForkTest, ChildKeepsWorkingWhileOtherThreadsHeldTheLibrarysLocks) {
+  PADDLE_PROF_SKIP_IF_ALLOCATOR_NOT_FORK_SAFE();
   TrackingAllocator cpu(CPUAllocator(), CPUPlace());
   // Fill the place registry, so that asking for one more place takes its lock each time.
   for (int device = 0; device < 16; ++device) {

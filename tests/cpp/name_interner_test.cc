@@ -165,6 +165,7 @@ TEST(InternerTest, ThreadsInternWhileWindowsOpenAndClose) {
 // A child forked while another thread holds the interner (the old shared table's lock)
 // must still be able to intern. Each child gets 10 s before it counts as hung.
 TEST(InternerTest, AForkedChildInternsWhileAnotherThreadInterns) {
+  PADDLE_PROF_SKIP_IF_ALLOCATOR_NOT_FORK_SAFE();
   EnableProfiler(ProfilerState::kCPU);
   { RecordEvent registers("registers this thread"); }  // the child needs no registry lock
   std::atomic<bool> done{false};
