@@ -67,6 +67,7 @@ struct Collection {
   bool gpu_traced = false;                 // state kCUDA or kAll
   GpuCapture gpu;                          // what ran on the GPU, times in ticks
   GpuCorrelation gpu_correlation;          // which call launched it
+  int64_t open_before_reset = 0;           // calls begun before a reset, still open at the stop
   // Summed over the window's recorders.
   int64_t forced_closes = 0;
   int64_t foreign_ends = 0;

@@ -52,7 +52,8 @@ std::atomic<bool> g_memory_timeline{true};
 struct Control {
   std::mutex mu;  // serialises enable, reset, disable and step marks
   uint64_t last_window = 0;
-  bool implicit = false;  // started from FLAGS_paddle_prof_state or by a launcher
+  uint64_t first_window = 0;  // of this EnableProfiler(): resets open later ones
+  bool implicit = false;      // started from FLAGS_paddle_prof_state or by a launcher
   std::optional<internal::ImplicitReport> launcher_report;  // else the flags say
   ProfilerState state = ProfilerState::kDisabled;
   internal::GpuTracer* gpu = nullptr;  // tracing the GPU in this window
@@ -118,6 +119,7 @@ void EnableLocked(Control& control, ProfilerState state, bool implicit) {
   control.gpu = gpu;
   internal::g_gpu_tracer.store(gpu, std::memory_order_relaxed);
   OpenWindow(control);
+  control.first_window = control.last_window;
 }
 
 std::string ClockWarning(const internal::Collection& c, uint64_t window_ns) {
@@ -208,6 +210,9 @@ Report StopLocked(Control& control, EventSortingKey key, const std::string& prof
   for (const internal::ThreadRecorder* r :
        internal::RecorderRegistry::Get().LockAll(&registry_lock)) {
     if (r->window() == window) CollectRecorder(*r, &c);
+    // Calls begun before a reset of this profiler and still open: left out, like the
+    // open calls of this window, whether or not their thread acted since the reset.
+    c.open_before_reset += r->OpenScopesBegunIn(control.first_window, window);
   }
   internal::LiveBlocks::ForEach([&c, window](const internal::LiveBlock& block) {
     if (block.window == window) c.live_blocks.push_back(block);

@@ -204,8 +204,8 @@ void AddWarnings(const Collection& c, const LeftOut& left_out, Report* report) {
     w.push_back(Calls(left_out.cut) +
                 " began before ResetProfiler() and ended after it; they are left out.");
   }
-  if (left_out.open > 0) {
-    w.push_back(Calls(left_out.open) + " still open when the profiler stopped; they are left out.");
+  if (const int64_t open = left_out.open + c.open_before_reset; open > 0) {
+    w.push_back(Calls(open) + " still open when the profiler stopped; they are left out.");
   }
   if (c.forced_closes > 0) {
     w.push_back(std::to_string(c.forced_closes) +

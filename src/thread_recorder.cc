@@ -107,6 +107,17 @@ void ThreadRecorder::EndSlow(const void* owner, uint32_t depth, uint64_t end_tic
   Bump(counters_.forced_closes);
 }
 
+int64_t ThreadRecorder::OpenScopesBegunIn(uint64_t first, uint64_t last) const {
+  const uint32_t depth = depth_.load(std::memory_order_relaxed);
+  int64_t open = 0;
+  for (uint32_t i = 0; i < depth && i < kMaxDepth; ++i) {
+    const uint64_t window = stack_[i].window.load(std::memory_order_relaxed);
+    open += window >= first && window < last &&
+            stack_[i].owner.load(std::memory_order_relaxed) != kAbandoned;
+  }
+  return open;
+}
+
 void ThreadRecorder::CountForeignEnd(ThreadRecorder* recorder, uint32_t depth, const void* owner) {
   // Only if the slot is still this scope's: its thread may have closed it already.
   const void* expected = owner;

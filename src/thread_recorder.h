@@ -177,6 +177,9 @@ class ThreadRecorder {
   const EventBuffer& buffer() const { return buffer_; }
   const RecorderCounters& counters() const { return counters_; }
   const RootUsage& root_usage(int place) const { return roots_[place]; }
+  // Scopes on the stack begun in windows [first, last), not ended on another thread (a
+  // racy but safe snapshot).
+  int64_t OpenScopesBegunIn(uint64_t first, uint64_t last) const;
   // Scopes begun in the recorder's window so far, dropped ones included. Read after the
   // buffer's Size(): every call recorded by then was begun by then.
   int64_t BegunInWindow() const {

@@ -242,6 +242,36 @@ TEST(ProfilerTest, CallsLeftOutWhileThreadsRecordThroughTheStopAreCountedOnce) {
   }
 }
 
+// A call begun before a reset and still open at the stop is left out and counted once,
+// also when its thread does nothing after the reset.
+TEST(ProfilerTest, ACallBegunBeforeAResetAndOpenAtTheStopIsCountedOnce) {
+  EnableProfiler(ProfilerState::kCPU);
+  auto open_here = std::make_unique<RecordEvent>("open_here");
+  std::atomic<int> stage{0};
+  std::thread idle([&stage] {
+    RecordEvent open_there("open_there");
+    stage.store(1);
+    while (stage.load() != 2) std::this_thread::yield();
+  });
+  while (stage.load() != 1) std::this_thread::yield();
+  ResetProfiler();
+  { RecordEvent done("done"); }
+  const Report report = StopProfiler();
+  stage.store(2);
+  idle.join();
+  EXPECT_EQ(Row(report, "done").calls, 1);
+  EXPECT_EQ(LeftOpen(report), 2) << report.Table();
+  EXPECT_FALSE(HasWarning(report, "began before ResetProfiler()")) << report.Table();
+  // The next EnableProfiler() does not count "open_here" again: it was not begun under it.
+  EnableProfiler(ProfilerState::kCPU);
+  auto still = std::make_unique<RecordEvent>("still");
+  ResetProfiler();
+  const Report next = StopProfiler();
+  still.reset();
+  open_here.reset();
+  EXPECT_EQ(LeftOpen(next), 1) << next.Table();
+}
+
 TEST(ProfilerTest, AScopeEndingBeforeItsInnerScopesClosesThem) {
   EnableProfiler(ProfilerState::kCPU);
   auto outer = std::make_unique<RecordEvent>("outer");
