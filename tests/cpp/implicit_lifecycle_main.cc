@@ -7,7 +7,7 @@
 //               child ended, then does as `wait`
 //   exec        starts this program again as `exec-child`, with the same environment,
 //               and returns from main at once
-//   exec-child  once its parent has exited, records 5 "child_op" calls and returns
+//   exec-child PID  once PID (its parent) has exited, records 5 "child_op" calls and returns
 // With PROGRAM_HANDLER=1 in the environment, a SIGTERM handler is installed before any
 // library is initialised (so before the profiler starts); it prints "program handler"
 // and ends the program by SIGTERM.
@@ -53,6 +53,18 @@ void Say(const char* line) {
   for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
+// A child's work, done last: what it would write at exit would be the last word. Waits
+// (at most 30 s) for `parent` to exit, then records 5 "child_op" calls.
+int RecordOnceParentExited(pid_t parent) {
+  for (int i = 0; i < 3000 && getppid() == parent; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  for (int i = 0; i < 5; ++i) {
+    PADDLE_PROF_RECORD_EVENT("child_op");
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -67,14 +79,7 @@ int main(int argc, char** argv) {
   if (mode == "fork") {
     const pid_t parent = getpid();
     if (fork() != 0) return 0;
-    // Last to exit: what it would write at exit would be the last word.
-    for (int i = 0; i < 3000 && getppid() == parent; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    for (int i = 0; i < 5; ++i) {
-      PADDLE_PROF_RECORD_EVENT("child_op");
-    }
-    return 0;
+    return RecordOnceParentExited(parent);
   }
   if (mode == "fork-raise") {
     const pid_t child = fork();
@@ -89,22 +94,15 @@ int main(int argc, char** argv) {
     WaitForSignal();
   }
   if (mode == "exec") {
+    // The parent's pid goes along: by the time the child runs, the parent may be gone.
+    const std::string parent = std::to_string(getpid());
     if (fork() == 0) {
-      execl("/proc/self/exe", argv[0], "exec-child", static_cast<char*>(nullptr));
+      execl("/proc/self/exe", argv[0], "exec-child", parent.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
     return 0;
   }
-  if (mode == "exec-child") {
-    const pid_t parent = getppid();
-    for (int i = 0; i < 3000 && getppid() == parent; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    for (int i = 0; i < 5; ++i) {
-      PADDLE_PROF_RECORD_EVENT("child_op");
-    }
-    return 0;
-  }
+  if (mode == "exec-child" && argc > 2) return RecordOnceParentExited(std::stoi(argv[2]));
   std::fprintf(stderr, "usage: %s wait|fork|fork-raise|exec|exec-child\n", argv[0]);
   return 2;
 }

@@ -197,22 +197,22 @@ TEST(ImplicitProfilerTest, AnIgnoredSignalStaysIgnored) {
   ExpectMainReport(ended, path);
 }
 
-TEST(ImplicitProfilerTest, AForkedChildNeitherReportsNorWritesTheParentsFiles) {
-  const std::string path = TempPath("fork");
-  const Ended ended = RunMain("fork", path);
+// A forked child ("fork"), and a program it starts, which inherits the flags through the
+// environment ("exec"), neither report nor write the parent's files, even exiting last.
+class ChildTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ChildTest, NeitherReportsNorWritesTheParentsFiles) {
+  const std::string path = TempPath(std::string("child_") + GetParam());
+  const Ended ended = RunMain(GetParam(), path);
   EXPECT_TRUE(WIFEXITED(ended.status) && WEXITSTATUS(ended.status) == 0)
       << "status " << ended.status;
   ExpectMainReport(ended, path);
 }
 
-// A program it starts inherits the flags through the environment: it runs unprofiled.
-TEST(ImplicitProfilerTest, AProgramItStartsNeitherReportsNorWritesTheParentsFiles) {
-  const std::string path = TempPath("exec");
-  const Ended ended = RunMain("exec", path);
-  EXPECT_TRUE(WIFEXITED(ended.status) && WEXITSTATUS(ended.status) == 0)
-      << "status " << ended.status;
-  ExpectMainReport(ended, path);
-}
+INSTANTIATE_TEST_SUITE_P(Children, ChildTest, ::testing::Values("fork", "exec"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param);
+                         });
 
 TEST(ImplicitProfilerTest, AForkedChildsSignalsActOnTheChild) {
   const std::string path = TempPath("fork_raise");
