@@ -72,17 +72,18 @@ inline bool HasWarning(const Report& report, const std::string& text) {
   return false;
 }
 
-// GCC's AddressSanitizer allocator (as of GCC 12) takes no lock around fork(): a child
-// forked while another thread was inside malloc waits forever on the allocator's own
+// The sanitizer runtimes of GCC 12 take no lock around fork() for their own
+// allocators (AddressSanitizer's heap, ThreadSanitizer's heap-block metadata): a child
+// forked while another thread was inside malloc can wait forever on the runtime's own
 // lock, whatever the profiler does. Tests that fork while other threads allocate skip
-// under it; they run in the plain and ThreadSanitizer builds.
+// under them; they run in the plain build.
 #define PADDLE_PROF_SKIP_IF_ALLOCATOR_NOT_FORK_SAFE()                                     \
   do {                                                                                    \
     if (::paddle_prof::testing::kSanitizerAllocatorNotForkSafe) {                         \
-      GTEST_SKIP() << "AddressSanitizer's allocator deadlocks a child forked mid-malloc"; \
+      GTEST_SKIP() << "the sanitizer's allocator can deadlock a child forked mid-malloc"; \
     }                                                                                     \
   } while (0)
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 inline constexpr bool kSanitizerAllocatorNotForkSafe = true;
 #else
 inline constexpr bool kSanitizerAllocatorNotForkSafe = false;
