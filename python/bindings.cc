@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "flags.h"
 #include "paddle_prof/paddle_prof.h"
 #include "profiler_control.h"
 
@@ -61,9 +60,7 @@ py::array Empty(const std::vector<py::ssize_t>& shape, const py::dtype& dtype,
 Report Stop(const std::string& sorted_key, const std::string& profile_path, bool per_thread) {
   const EventSortingKey key = ParseSortingKey(sorted_key);
   py::gil_scoped_release release;
-  gflags::FlagSaver restore_flags;
-  FLAGS_paddle_prof_per_thread = per_thread;
-  return StopProfiler(key, profile_path);
+  return internal::StopProfiler({key, per_thread, profile_path});
 }
 
 }  // namespace
@@ -89,7 +86,7 @@ PYBIND11_MODULE(_core, m) {
       [](const std::string& state, const std::string& sorted_key, const std::string& profile_path,
          bool per_thread) {
         return internal::EnableImplicitProfiler(
-            ParseProfilerState(state), {ParseSortingKey(sorted_key), profile_path, per_thread});
+            ParseProfilerState(state), {ParseSortingKey(sorted_key), per_thread, profile_path});
       },
       py::arg("state"), py::arg("sorted_key"), py::arg("profile_path"), py::arg("per_thread"));
   m.def("implicit_profiler_running", &internal::ImplicitProfilerRunning);

@@ -9,6 +9,7 @@
 
 #include "atomic_file.h"
 #include "json_writer.h"
+#include "record_cursor.h"
 
 namespace paddle_prof::internal {
 
@@ -135,9 +136,8 @@ void WriteGpu(JsonWriter* w, const Collection& c, int pid,
     const GpuLaunch& launch =
         i < c.gpu_correlation.launch.size() ? c.gpu_correlation.launch[i] : GpuLaunch{};
     if (launch.thread < 0) continue;
-    const ThreadSnapshot& t = c.threads[launch.thread];
-    const EventRecord& call = (*t.buffer)[launch.call];
-    WriteFlow(w, "s", pid, t.os_tid, c.TicksToUs(call.start - c.start_tick), i);
+    const int tid = c.threads[launch.thread].os_tid;
+    WriteFlow(w, "s", pid, tid, c.TicksToUs(launch.call_start - c.start_tick), i);
     WriteFlow(w, "f", gpu_pid, stream, c.TicksToUs(a.start - c.start_tick), i);
     flush_if_large();
   }
@@ -190,11 +190,11 @@ bool WriteChromeTrace(const Collection& c, const std::string& path, std::string*
     std::string name = "thread" + std::to_string(t.index);
     if (!t.name.empty()) name += " (" + t.name + ")";
     WriteThreadName(&w, pid, t.os_tid, name, t.index);
-    for (size_t i = 0; i < t.size; ++i) {
-      const EventRecord& r = (*t.buffer)[i];
-      // Memory records are drawn as counters; cut and late calls are not in the report.
-      if (r.kind() != RecordKind::kCall || r.cut() || r.end > c.end_tick) continue;
-      WriteComplete(&w, c, pid, t.os_tid, r.name, "op", r.tag(), r.start, r.end);
+    for (RecordCursor records(t); records.Next();) {
+      // Allocations and frees are drawn as counters, from the memory timeline.
+      if (!records.at_call() || !Kept(c, records.call())) continue;
+      const RecordedCall& call = records.call();
+      WriteComplete(&w, c, pid, t.os_tid, call.name, "op", call.tag, call.start, call.end);
       flush_if_large();
     }
   }

@@ -1,11 +1,13 @@
-// What the collector hands to the report builder and the trace writer: the window's
-// bounds and clock rate, each thread's records (read in place, while the registry is
-// held) and the counts behind the warnings.
+// What the collector hands to every output (report builder, trace, summary): the
+// window's bounds and clock rate, each thread's records (read in place through
+// record_cursor.h, while `records_lock` holds the recorder registry) and the counts
+// behind the warnings. Outputs read only this, never the live recorders or the flags.
 #ifndef PADDLE_PROF_SRC_COLLECTION_H_
 #define PADDLE_PROF_SRC_COLLECTION_H_
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -61,6 +63,9 @@ struct Collection {
   std::vector<ThreadSnapshot> threads;
   std::vector<StepMark> steps;       // one per MarkStep(), in order
   std::vector<PlaceSummary> places;  // by place index; at_peak left to the report builder
+  // By place index: counted per thread (native), so its peak_bytes is sampled at window
+  // edges and step marks, and the memory timeline may hold a higher one.
+  std::vector<bool> sampled_places;
   std::vector<NoEventUsage> no_event;
   std::vector<LiveBlock> live_blocks;      // allocated in the window and still live
   std::vector<MemoryEvent> memory_events;  // the threads' allocations and frees, by time
@@ -74,9 +79,12 @@ struct Collection {
   int64_t dropped = 0;
   int64_t dropped_memory = 0;         // memory records lost to the buffer bound
   size_t buffer_chunks = 0;           // EventBuffer chunks of all threads, when it closed
+  int64_t buffer_bound_mb = 0;        // FLAGS_paddle_prof_max_buffer_mb, when it closed
   int64_t lost_places = 0;            // scope figures lost: a scope touched too many places
   TrackerCounts tracker;              // during the window
   std::vector<std::string> warnings;  // found while collecting (the clock's)
+  // Keeps the recorders' buffers in place while `threads` point into them.
+  std::unique_lock<std::mutex> records_lock;
 
   double TicksToMs(uint64_t ticks) const { return static_cast<double>(ticks) * ns_per_tick / 1e6; }
   double TicksToUs(uint64_t ticks) const { return static_cast<double>(ticks) * ns_per_tick / 1e3; }

@@ -5,8 +5,6 @@
 #include <cstdlib>
 #include <string>
 
-#include "profiler_control.h"
-
 DEFINE_string(paddle_prof_state, "",
               "Profile the whole program from library load to exit: CPU, GPU or All.");
 DEFINE_string(paddle_prof_sorted_key, "total",
@@ -42,13 +40,25 @@ void ReadFlagsFromEnvironment() {
   }
 }
 
+bool g_flags_read = false;               // constant-initialised: valid before any code runs
+void (*g_after_flags_read)() = nullptr;  // likewise
+
 // Defined after the flags in this file, so they are constructed when it runs.
-const bool g_flags_read = [] {
+const bool g_read_at_load = [] {
   ReadFlagsFromEnvironment();
-  if (!FLAGS_paddle_prof_state.empty()) StartImplicitProfiler();
+  g_flags_read = true;
+  if (g_after_flags_read != nullptr) g_after_flags_read();
   return true;
 }();
 
 }  // namespace
+
+void WhenFlagsRead(void (*fn)()) {
+  if (g_flags_read) {
+    fn();
+  } else {
+    g_after_flags_read = fn;
+  }
+}
 
 }  // namespace paddle_prof::internal

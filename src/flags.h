@@ -12,4 +12,13 @@ DECLARE_bool(paddle_prof_per_thread);
 DECLARE_int32(paddle_prof_max_buffer_mb);
 DECLARE_bool(paddle_prof_memory_timeline);
 
+namespace paddle_prof::internal {
+
+// For code that runs as the library loads: calls `fn` once the flags hold the
+// environment's values, now or as soon as they do (the order in which files' static
+// initialisers run is not defined). One caller: the implicit profiler's start.
+void WhenFlagsRead(void (*fn)());
+
+}  // namespace paddle_prof::internal
+
 #endif  // PADDLE_PROF_SRC_FLAGS_H_

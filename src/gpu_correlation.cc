@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "collection.h"
-#include "event_record.h"
+#include "record_cursor.h"
 
 namespace paddle_prof::internal {
 
@@ -16,16 +16,11 @@ GpuCorrelation CorrelateGpu(const Collection& c) {
   // Scope id -> (thread position, call record), for the calls the report holds.
   std::unordered_map<uint64_t, GpuLaunch> call_of_scope;
   for (size_t t = 0; t < c.threads.size(); ++t) {
-    const ThreadSnapshot& thread = c.threads[t];
-    size_t last_call = 0;
-    bool reported = false;
-    for (size_t i = 0; i < thread.size; ++i) {
-      const EventRecord& r = (*thread.buffer)[i];
-      if (r.kind() == RecordKind::kCall) {
-        last_call = i;
-        reported = !r.cut() && r.end <= c.end_tick;
-      } else if (r.kind() == RecordKind::kGpuScope && reported) {
-        call_of_scope[r.start] = {static_cast<int>(t), last_call};
+    for (RecordCursor records(c.threads[t]); records.Next();) {
+      if (!records.at_call()) continue;
+      const RecordedCall& call = records.call();
+      if (call.has_gpu_scope && Kept(c, call)) {
+        call_of_scope[call.gpu_scope] = {static_cast<int>(t), call.index, call.start};
       }
     }
   }

@@ -16,8 +16,9 @@ namespace paddle_prof::internal {
 struct Collection;
 
 struct GpuLaunch {
-  int thread = -1;  // position in Collection::threads; -1: no recorded call
-  size_t call = 0;  // index of the call's record in that thread's buffer
+  int thread = -1;          // position in Collection::threads; -1: no recorded call
+  size_t call = 0;          // index of the call's record in that thread's buffer
+  uint64_t call_start = 0;  // the tick the call began at: where the trace's arrow starts
 };
 
 struct GpuCorrelation {

@@ -7,20 +7,17 @@
 
 #include "event_record.h"
 #include "name_interner.h"
+#include "record_cursor.h"
 
 namespace paddle_prof::internal {
 
 std::vector<MemoryEvent> GatherMemoryEvents(const Collection& c) {
   std::vector<MemoryEvent> events;
   for (const ThreadSnapshot& t : c.threads) {
-    for (size_t i = 0; i < t.size; ++i) {
-      const EventRecord& r = (*t.buffer)[i];
-      const RecordKind kind = r.kind();
-      if ((kind != RecordKind::kAlloc && kind != RecordKind::kFree) || r.start > c.end_tick) {
-        continue;
+    for (RecordCursor records(t); records.Next();) {
+      if (!records.at_call() && Kept(c, records.memory_event())) {
+        events.push_back(records.memory_event());
       }
-      events.push_back({r.start, r.place(), kind == RecordKind::kAlloc ? r.bytes() : -r.bytes(),
-                        r.name, r.tag()});
     }
   }
   // Each thread's events are already in order: a stable sort keeps ties as they were.

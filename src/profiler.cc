@@ -1,4 +1,7 @@
-// Opening and closing profiling windows, and collecting what the threads recorded.
+// The window control: opening, resetting and closing profiling windows (explicit, or
+// the implicit whole-program profile), step marks, and the library's locks across
+// fork(). Closing a window hands over to the collector, the report builder and the
+// profile files.
 #include "paddle_prof/profiler.h"
 
 #include <glog/logging.h>
@@ -17,44 +20,39 @@
 #include <utility>
 #include <vector>
 
-#include "atomic_file.h"
-#include "chrome_trace.h"
 #include "clock.h"
 #include "collection.h"
+#include "collector.h"
 #include "flags.h"
-#include "gpu_correlation.h"
 #include "gpu_tracer.h"
 #include "live_block_table.h"
-#include "memory_timeline.h"
 #include "memory_tracker.h"
 #include "native_guard.h"
 #include "place_registry.h"
 #include "process_memory.h"
+#include "profile_files.h"
 #include "profiler_control.h"
 #include "recorder_registry.h"
 #include "report_builder.h"
+#include "report_options.h"
 #include "termination_signals.h"
+#include "window_state.h"
 
 namespace paddle_prof {
-
-namespace internal {
-std::atomic<uint64_t> g_window{0};
-}  // namespace internal
 
 namespace {
 
 using internal::Clock;
+using internal::g_memory_timeline;
+using internal::g_steps_in_window;
 using internal::g_window;
-
-std::atomic<int> g_steps_in_window{0};
-std::atomic<bool> g_memory_timeline{true};
 
 struct Control {
   std::mutex mu;  // serialises enable, reset, disable and step marks
   uint64_t last_window = 0;
   uint64_t first_window = 0;  // of this EnableProfiler(): resets open later ones
   bool implicit = false;      // started from FLAGS_paddle_prof_state or by a launcher
-  std::optional<internal::ImplicitReport> launcher_report;  // else the flags say
+  std::optional<internal::ReportOptions> launcher_report;  // else the flags say
   ProfilerState state = ProfilerState::kDisabled;
   internal::GpuTracer* gpu = nullptr;  // tracing the GPU in this window
   uint64_t start_tick = 0;
@@ -136,52 +134,7 @@ std::string ClockWarning(const internal::Collection& c, uint64_t window_ns) {
   return buf;
 }
 
-// What one thread recorded in its window: its records (read in place) and its counts.
-void CollectRecorder(const internal::ThreadRecorder& r, internal::Collection* c) {
-  const size_t size = r.buffer().Size();  // before the calls begun, which it bounds
-  const internal::RecorderCounters& counters = r.counters();
-  const int64_t begun = r.BegunInWindow();
-  c->forced_closes += counters.forced_closes.load(std::memory_order_relaxed);
-  c->foreign_ends += counters.foreign_ends.load(std::memory_order_relaxed);
-  c->dropped += counters.dropped.load(std::memory_order_relaxed);
-  c->dropped_memory += counters.dropped_memory.load(std::memory_order_relaxed);
-  c->lost_places += counters.lost_places.load(std::memory_order_relaxed);
-  for (int place = 0; place < static_cast<int>(c->places.size()); ++place) {
-    const internal::RootUsage& root = r.root_usage(place);
-    internal::NoEventUsage u;
-    u.thread = r.index();
-    u.place = place;
-    u.stats.peak_bytes = root.peak.load(std::memory_order_relaxed);
-    u.stats.alloc_bytes = root.alloc_bytes.load(std::memory_order_relaxed);
-    u.stats.alloc_count = root.alloc_count.load(std::memory_order_relaxed);
-    u.stats.free_bytes = root.free_bytes.load(std::memory_order_relaxed);
-    u.stats.free_count = root.free_count.load(std::memory_order_relaxed);
-    if (u.stats.alloc_count > 0 || u.stats.free_count > 0) c->no_event.push_back(u);
-  }
-  c->threads.push_back({r.index(), r.os_tid(), r.thread_name(), &r.buffer(), size,
-                        begun - counters.dropped.load(std::memory_order_relaxed) -
-                            counters.abandoned.load(std::memory_order_relaxed)});
-}
-
-// The trace at `path`, the summary beside it, each whole or not at all. A file that
-// cannot be written is a warning of the report (the summary carries the trace's), and a
-// line on stderr.
-void WriteProfileFiles(const internal::Collection& c, const std::string& path, Report* report) {
-  std::string error;
-  if (!internal::WriteChromeTrace(c, path, &error)) {
-    report->warnings.push_back("cannot write the trace to '" + path + "': " + error +
-                               "; the file was not written.");
-    LOG(ERROR) << "paddle_prof: " << report->warnings.back();
-  }
-  const std::string summary_path = path + ".summary.json";
-  if (!internal::WriteFileAtomically(summary_path, report->ToJson(), &error)) {
-    report->warnings.push_back("cannot write the summary to '" + summary_path + "': " + error +
-                               "; the file was not written.");
-    LOG(ERROR) << "paddle_prof: " << report->warnings.back();
-  }
-}
-
-Report StopLocked(Control& control, EventSortingKey key, const std::string& profile_path) {
+Report StopLocked(Control& control, const internal::ReportOptions& options) {
   const uint64_t window = g_window.load(std::memory_order_relaxed);
   if (window == 0) throw std::logic_error("paddle_prof: the profiler is not enabled");
   internal::Collection c;
@@ -205,36 +158,24 @@ Report StopLocked(Control& control, EventSortingKey key, const std::string& prof
   if (std::string w = ClockWarning(c, end_ns - control.start_ns); !w.empty()) {
     c.warnings.push_back(std::move(w));
   }
+  internal::CollectThreads(window, control.first_window, &c);
 
-  std::unique_lock<std::mutex> registry_lock;
-  for (const internal::ThreadRecorder* r :
-       internal::RecorderRegistry::Get().LockAll(&registry_lock)) {
-    if (r->window() == window) CollectRecorder(*r, &c);
-    // Calls begun before a reset of this profiler and still open: left out, like the
-    // open calls of this window, whether or not their thread acted since the reset.
-    c.open_before_reset += r->OpenScopesBegunIn(control.first_window, window);
+  Report report = internal::BuildReport(c, options);
+  if (!options.profile_path.empty()) {
+    internal::WriteProfileFiles(c, options.profile_path, &report);
   }
-  internal::LiveBlocks::ForEach([&c, window](const internal::LiveBlock& block) {
-    if (block.window == window) c.live_blocks.push_back(block);
-  });
-  c.buffer_chunks = internal::EventBuffer::ChunksInUse();
-  c.memory_events = internal::GatherMemoryEvents(c);  // sorted once, for report and trace
-  c.gpu_correlation = internal::CorrelateGpu(c);
-
-  Report report = internal::BuildReport(c, key, FLAGS_paddle_prof_per_thread);
-  if (!profile_path.empty()) WriteProfileFiles(c, profile_path, &report);
   return report;
 }
 
 // Read when the profile ends: a program that parses its command line sets them late.
-internal::ImplicitReport ReportFromFlags() {
-  internal::ImplicitReport report;
+internal::ReportOptions ReportFromFlags() {
+  internal::ReportOptions report;
   try {
     report.key = ParseSortingKey(FLAGS_paddle_prof_sorted_key);
   } catch (const std::invalid_argument& e) {
     LOG(ERROR) << "paddle_prof: FLAGS_paddle_prof_sorted_key: " << e.what() << "; using 'total'";
   }
-  report.path = FLAGS_paddle_prof_path;
+  report.profile_path = FLAGS_paddle_prof_path;
   report.per_thread = FLAGS_paddle_prof_per_thread;
   return report;
 }
@@ -246,16 +187,14 @@ void StopImplicitProfile() {
   internal::NativeGuard profiler_memory;
   std::lock_guard<std::mutex> lock(control.mu);
   if (!control.implicit || g_window.load(std::memory_order_relaxed) == 0) return;
-  const internal::ImplicitReport out = control.launcher_report.value_or(ReportFromFlags());
-  const bool per_thread = std::exchange(FLAGS_paddle_prof_per_thread, out.per_thread);
+  const internal::ReportOptions options = control.launcher_report.value_or(ReportFromFlags());
   try {
-    const Report report = StopLocked(control, out.key, out.path);
+    const Report report = StopLocked(control, options);
     std::fputs(report.Table().c_str(), stdout);
     std::fflush(stdout);
   } catch (const std::exception& e) {  // the program is ending: say why there is no report
     LOG(ERROR) << "paddle_prof: cannot report the whole-program profile: " << e.what();
   }
-  FLAGS_paddle_prof_per_thread = per_thread;
 }
 
 // A child must not report its parent's implicit profile nor write its files: the
@@ -317,10 +256,7 @@ void ResetProfiler() {
 }
 
 Report StopProfiler(EventSortingKey key, const std::string& profile_path) {
-  Control& control = GetControl();
-  internal::NativeGuard profiler_memory;
-  std::lock_guard<std::mutex> lock(control.mu);
-  return StopLocked(control, key, profile_path);
+  return internal::StopProfiler({key, FLAGS_paddle_prof_per_thread, profile_path});
 }
 
 Report DisableProfiler(EventSortingKey key, const std::string& profile_path) {
@@ -348,7 +284,14 @@ void MarkStep() {
 
 namespace internal {
 
-bool EnableImplicitProfiler(ProfilerState state, const ImplicitReport& report) {
+Report StopProfiler(const ReportOptions& options) {
+  Control& control = GetControl();
+  internal::NativeGuard profiler_memory;
+  std::lock_guard<std::mutex> lock(control.mu);
+  return StopLocked(control, options);
+}
+
+bool EnableImplicitProfiler(ProfilerState state, const ReportOptions& report) {
   Control& control = GetControl();
   internal::NativeGuard profiler_memory;
   std::lock_guard<std::mutex> lock(control.mu);
@@ -366,9 +309,6 @@ bool ImplicitProfilerRunning() {
   return control.implicit && g_window.load(std::memory_order_relaxed) != 0;
 }
 
-int StepsInWindow() { return g_steps_in_window.load(std::memory_order_relaxed); }
-bool MemoryTimelineOn() { return g_memory_timeline.load(std::memory_order_relaxed); }
-
 namespace {
 
 // A program the profiled one starts inherits its environment, these flags with it: it
@@ -383,8 +323,10 @@ bool StartedByAProfiledProgram() {
   return false;
 }
 
-}  // namespace
-
+// Starts a whole-program profile from FLAGS_paddle_prof_state and prints its report
+// at exit, or when SIGTERM, SIGINT or SIGHUP ends the program. It is implicit: a
+// profiler the program enables itself replaces it silently, and a forked child drops
+// it (the report and the files are the parent's).
 void StartImplicitProfiler() {
   if (StartedByAProfiledProgram()) return;
   ProfilerState state;
@@ -408,6 +350,17 @@ void StartImplicitProfiler() {
     ~ReportAtExit() { StopImplicitProfile(); }
   } report_at_exit;
 }
+
+// FLAGS_paddle_prof_state in the environment profiles the whole program, from the
+// moment the library loads.
+const bool g_implicit_profile = [] {
+  WhenFlagsRead([] {
+    if (!FLAGS_paddle_prof_state.empty()) StartImplicitProfiler();
+  });
+  return true;
+}();
+
+}  // namespace
 
 }  // namespace internal
 

@@ -8,11 +8,11 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "flags.h"
+#include "memory_figures.h"
 #include "memory_growth.h"
 #include "memory_timeline.h"
 #include "name_interner.h"
-#include "place_registry.h"
+#include "record_cursor.h"
 
 namespace paddle_prof::internal {
 
@@ -54,16 +54,7 @@ struct Accumulator {
     gpu_max = std::max(gpu_max, other.gpu_max);
     for (const auto& [place, m] : other.memory) AddMemory(place, m);
   }
-  // Peaks take the largest call; everything else adds up.
-  void AddMemory(int place, const MemoryStats& m) {
-    MemoryStats& mine = memory[place];
-    mine.peak_bytes = std::max(mine.peak_bytes, m.peak_bytes);
-    mine.alloc_bytes += m.alloc_bytes;
-    mine.alloc_count += m.alloc_count;
-    mine.free_bytes += m.free_bytes;
-    mine.free_count += m.free_count;
-    mine.live_bytes += m.live_bytes;
-  }
+  void AddMemory(int place, const MemoryStats& m) { AddUp(&memory[place], m); }
 };
 
 // Records name their event by pointer: cheap to hash while scanning millions of them.
@@ -95,16 +86,16 @@ struct LeftOut {
   int64_t open = 0;  // still open, or ended after the window closed
 };
 
-// The GPU time of the call at `call_index`: its own launches and its children's,
-// merged; the merged intervals pass on to its parent.
+// The GPU time of `call`: its own launches and its children's, merged; the merged
+// intervals pass on to its parent.
 uint64_t GpuTicks(const Collection& c,
                   const std::unordered_map<size_t, std::vector<size_t>>* launched_by,
-                  size_t call_index, uint32_t depth,
+                  const RecordedCall& call, uint32_t depth,
                   std::vector<std::vector<TickInterval>>* child_gpu) {
   std::vector<TickInterval> intervals = std::move((*child_gpu)[depth + 1]);
   (*child_gpu)[depth + 1].clear();
   if (launched_by != nullptr) {
-    if (const auto own = launched_by->find(call_index); own != launched_by->end()) {
+    if (const auto own = launched_by->find(call.index); own != launched_by->end()) {
       for (size_t a : own->second) {
         intervals.emplace_back(c.gpu.activities[a].start, c.gpu.activities[a].end);
       }
@@ -116,7 +107,7 @@ uint64_t GpuTicks(const Collection& c,
   return ticks;
 }
 
-// Records come in the order calls ended, children first, each with its depth:
+// Calls come in the order they ended, children first, each with its depth:
 // child_time[d] sums the durations of finished calls at depth d whose parent has not
 // ended yet, which is exactly what the parent subtracts for its self time. child_gpu[d]
 // likewise holds the GPU intervals those calls launched, for the parent's GPU time.
@@ -130,37 +121,31 @@ void ScanThread(const Collection& c, size_t position, PointerRows* rows, LeftOut
   PointerKey last{nullptr, nullptr};
   Accumulator* last_row = nullptr;  // consecutive records are often the same event
   int64_t reported = 0;             // calls of the window in the report
-  for (size_t i = 0; i < thread.size; ++i) {
-    const EventRecord& r = (*thread.buffer)[i];
-    if (r.kind() != RecordKind::kCall) continue;  // memory records are read with their call
-    const size_t call_index = i;
-    // The call's memory figures follow it, a pair of records per place.
-    std::vector<ScopeMemoryRecord> memory;
-    while (i + 2 < thread.size && (*thread.buffer)[i + 1].kind() == RecordKind::kScopeMemory) {
-      memory.push_back(ScopeMemoryRecord::Decode((*thread.buffer)[i + 1], (*thread.buffer)[i + 2]));
-      i += 2;
-    }
-    const uint32_t depth = std::min(r.depth(), kMaxScopeDepth - 1);
-    const uint64_t duration = r.end > r.start ? r.end - r.start : 0;
+  for (RecordCursor records(thread); records.Next();) {
+    if (!records.at_call()) continue;  // allocations and frees are the timeline's
+    const RecordedCall& call = records.call();
+    const uint32_t depth = std::min(call.depth, kMaxScopeDepth - 1);
+    const uint64_t duration = call.duration();
     const uint64_t children = child_time[depth + 1];
     child_time[depth + 1] = 0;
     child_time[depth] += duration;
     uint64_t gpu_ticks = 0;
-    if (c.gpu_traced) gpu_ticks = GpuTicks(c, launched_by, call_index, depth, &child_gpu);
-    if (r.cut()) {
-      ++left_out->cut;
+    if (c.gpu_traced) gpu_ticks = GpuTicks(c, launched_by, call, depth, &child_gpu);
+    if (!Kept(c, call)) {
+      if (call.cut) ++left_out->cut;  // else it ended after the window: left out as open
       continue;
     }
-    if (r.end > c.end_tick) continue;  // ended after the window: left out as open
     ++reported;
-    const PointerKey key{r.name, r.tag()};
+    const PointerKey key{call.name, call.tag};
     if (last_row == nullptr || !(key == last)) {
       last = key;
       last_row = &(*rows)[key];  // node-based map: the reference survives rehashing
     }
     last_row->Add(duration, duration > children ? duration - children : 0);
     if (c.gpu_traced) last_row->AddGpu(gpu_ticks);
-    for (const ScopeMemoryRecord& m : memory) last_row->AddMemory(m.place, m.stats);
+    for (int p = 0; p < call.places; ++p) {
+      last_row->AddMemory(call.memory[p].place, call.memory[p].stats);
+    }
   }
   // A race at the window's close can only make this undercount, never go below zero.
   left_out->open += std::max<int64_t>(thread.begun_unreported - reported, 0);
@@ -263,16 +248,15 @@ void AddWarnings(const Collection& c, const LeftOut& left_out, Report* report) {
   if (c.dropped > 0) {
     w.push_back(Calls(c.dropped) +
                 " not recorded: the event buffer bound (FLAGS_paddle_prof_max_buffer_mb=" +
-                std::to_string(FLAGS_paddle_prof_max_buffer_mb) + ") or the nesting depth bound (" +
+                std::to_string(c.buffer_bound_mb) + ") or the nesting depth bound (" +
                 std::to_string(kMaxScopeDepth) + ") was reached.");
   }
   const int64_t buffer_mib =
       static_cast<int64_t>(c.buffer_chunks * (EventBuffer::kChunkBytes >> 20));
-  if (buffer_mib > FLAGS_paddle_prof_max_buffer_mb) {
+  if (buffer_mib > c.buffer_bound_mb) {
     w.push_back("the event buffers hold " + std::to_string(buffer_mib) +
-                " MiB, above FLAGS_paddle_prof_max_buffer_mb=" +
-                std::to_string(FLAGS_paddle_prof_max_buffer_mb) + ": they grow in " +
-                std::to_string(EventBuffer::kChunkBytes >> 20) +
+                " MiB, above FLAGS_paddle_prof_max_buffer_mb=" + std::to_string(c.buffer_bound_mb) +
+                ": they grow in " + std::to_string(EventBuffer::kChunkBytes >> 20) +
                 " MiB chunks, and every recording thread gets its first chunk whatever the "
                 "bound.");
   }
@@ -318,7 +302,9 @@ void SortRows(EventSortingKey key, std::vector<EventRow>* rows) {
   });
 }
 
-Report BuildReport(const Collection& c, EventSortingKey key, bool per_thread) {
+Report BuildReport(const Collection& c, const ReportOptions& options) {
+  const bool per_thread = options.per_thread;
+  const EventSortingKey key = options.key;
   std::map<RowKey, Accumulator> merged;
   LeftOut left_out;
   for (size_t position = 0; position < c.threads.size(); ++position) {
@@ -364,7 +350,7 @@ Report BuildReport(const Collection& c, EventSortingKey key, bool per_thread) {
     int64_t replayed_peak = 0;
     p.at_peak = RowsAtPeak(c.memory_events, static_cast<int>(place), p.start_bytes, &replayed_peak);
     // A place counted per thread has only sampled peaks; the timeline has every moment.
-    if (PlaceCountedPerThread(static_cast<int>(place))) {
+    if (place < c.sampled_places.size() && c.sampled_places[place]) {
       p.peak_bytes = std::max(p.peak_bytes, replayed_peak);
     }
   }

@@ -1,6 +1,7 @@
 // Turns a Collection into a Report: pairs each call with its children to get self
 // time, folds calls into rows by (name, tag[, thread]), sorts, and words the warnings.
-// It never touches a recorder's state, only the records.
+// It reads only the Collection (through record_cursor.h) and its options: no recorder,
+// flag or registry.
 #ifndef PADDLE_PROF_SRC_REPORT_BUILDER_H_
 #define PADDLE_PROF_SRC_REPORT_BUILDER_H_
 
@@ -9,10 +10,11 @@
 
 #include "collection.h"
 #include "paddle_prof/report.h"
+#include "report_options.h"
 
 namespace paddle_prof::internal {
 
-Report BuildReport(const Collection& collection, EventSortingKey key, bool per_thread);
+Report BuildReport(const Collection& collection, const ReportOptions& options);
 
 // Largest first by `key`; ties by name, then tag, then thread.
 void SortRows(EventSortingKey key, std::vector<EventRow>* rows);

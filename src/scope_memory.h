@@ -1,5 +1,6 @@
-// The memory an open scope has seen, per place: what it allocated and freed (nested
-// calls included) and its peak, folded from child to parent when a child ends:
+// The memory an open scope has seen, per place (memory_figures.h): what it allocated
+// and freed (nested calls included) and its peak, folded from child to parent when a
+// child ends:
 //
 //   parent.peak     = max(parent.peak, parent.running + child.peak)
 //   parent.running += child.running
@@ -10,30 +11,13 @@
 #ifndef PADDLE_PROF_SRC_SCOPE_MEMORY_H_
 #define PADDLE_PROF_SRC_SCOPE_MEMORY_H_
 
-#include <algorithm>
-#include <cstdint>
+#include "memory_figures.h"
 
 namespace paddle_prof::internal {
 
-struct PlaceUsage {
-  int place;
-  int64_t running;
-  int64_t peak;
-  int64_t alloc_bytes;
-  int64_t alloc_count;
-  int64_t free_bytes;
-  int64_t free_count;
-
-  void Alloc(int64_t bytes) {
-    running += bytes;
-    peak = std::max(peak, running);
-    alloc_bytes += bytes;
-    ++alloc_count;
-  }
-  void CountFree(int64_t bytes) {
-    free_bytes += bytes;
-    ++free_count;
-  }
+// A scope's figures on one place: plain integers, written by its thread only.
+struct PlaceUsage : MemoryFigures<int64_t> {
+  int place = 0;
 };
 
 class ScopeMemory {
@@ -56,7 +40,8 @@ class ScopeMemory {
   PlaceUsage* FindOrAdd(int place) {
     if (PlaceUsage* u = Find(place)) return u;
     if (used_ == kSlots) return nullptr;
-    slots_[used_] = PlaceUsage{place, 0, 0, 0, 0, 0, 0};
+    slots_[used_] = PlaceUsage{};
+    slots_[used_].place = place;
     return &slots_[used_++];
   }
 
@@ -70,12 +55,7 @@ class ScopeMemory {
         kept = false;
         continue;
       }
-      p->peak = std::max(p->peak, p->running + c.peak);
-      p->running += c.running;
-      p->alloc_bytes += c.alloc_bytes;
-      p->alloc_count += c.alloc_count;
-      p->free_bytes += c.free_bytes;
-      p->free_count += c.free_count;
+      p->Absorb(c);
     }
     return kept;
   }

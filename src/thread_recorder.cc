@@ -10,8 +10,8 @@
 #include "clock.h"
 #include "native_guard.h"
 #include "paddle_prof/profiler.h"
-#include "profiler_control.h"
 #include "recorder_registry.h"
+#include "window_state.h"
 
 namespace paddle_prof::internal {
 
@@ -138,9 +138,7 @@ void ThreadRecorder::FoldMemory(const OpenScope& scope, uint32_t depth, bool emi
     for (int i = 0; i < scope.memory.size(); ++i) {
       const PlaceUsage& u = scope.memory[i];
       EventRecord pair[2];
-      ScopeMemoryRecord{u.place,
-                        {u.peak, u.alloc_bytes, u.alloc_count, u.free_bytes, u.free_count, 0}}
-          .Encode(pair);
+      ScopeMemoryRecord{u.place, u.Stats()}.Encode(pair);
       if (!buffer_.Append(pair[0]) || !buffer_.Append(pair[1])) Bump(counters_.dropped_memory);
     }
   }
@@ -199,7 +197,7 @@ void ThreadRecorder::ChargeFree(uint64_t window, const LiveBlock& block) {
   const int top = static_cast<int>(depth_.load(std::memory_order_relaxed)) - 1;
   const int level = LevelOf(block);
   if (level == -1) {
-    AddOwned(roots_[block.place].running, -block.size);
+    roots_[block.place].running -= block.size;
   } else if (level >= 0) {
     // Before an outer scope's running bytes drop, the inner scopes' peaks are folded
     // up, so that the outer peak keeps the moment when it still held this block.
@@ -207,7 +205,7 @@ void ThreadRecorder::ChargeFree(uint64_t window, const LiveBlock& block) {
       PlaceUsage* outer = stack_[d].memory.Find(block.place);
       const PlaceUsage* inner = stack_[d + 1].memory.Find(block.place);
       if (outer != nullptr && inner != nullptr) {
-        outer->peak = std::max(outer->peak, outer->running + inner->peak);
+        outer->RaisePeak(outer->running + inner->peak);
       }
     }
     if (PlaceUsage* u = stack_[level].memory.Find(block.place)) u->running -= block.size;

@@ -19,6 +19,7 @@
 #include "event_buffer.h"
 #include "gpu_tracer.h"
 #include "live_block_table.h"
+#include "memory_figures.h"
 #include "name_interner.h"
 #include "paddle_prof/profiler.h"
 #include "place_registry.h"
@@ -45,34 +46,6 @@ struct alignas(64) OpenScope {
 inline void AddOwned(std::atomic<int64_t>& counter, int64_t delta) {
   counter.store(counter.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
 }
-
-// Memory seen with no event open on the thread ("[no event]"), per place: PlaceUsage's
-// figures, which the owner writes and the collector reads.
-struct RootUsage {
-  std::atomic<int64_t> running{0};
-  std::atomic<int64_t> peak{0};
-  std::atomic<int64_t> alloc_bytes{0};
-  std::atomic<int64_t> alloc_count{0};
-  std::atomic<int64_t> free_bytes{0};
-  std::atomic<int64_t> free_count{0};
-
-  void Alloc(int64_t bytes) {
-    AddOwned(running, bytes);
-    const int64_t now = running.load(std::memory_order_relaxed);
-    if (now > peak.load(std::memory_order_relaxed)) peak.store(now, std::memory_order_relaxed);
-    AddOwned(alloc_bytes, bytes);
-    AddOwned(alloc_count, 1);
-  }
-  void CountFree(int64_t bytes) {
-    AddOwned(free_bytes, bytes);
-    AddOwned(free_count, 1);
-  }
-  void Clear() {
-    for (auto* c : {&running, &peak, &alloc_bytes, &alloc_count, &free_bytes, &free_count}) {
-      c->store(0, std::memory_order_relaxed);
-    }
-  }
-};
 
 // Per-window counts for the report's warnings, written by the owner only, off the
 // common path.
@@ -256,7 +229,7 @@ class ThreadRecorder {
   // Shared with the collector.
   std::atomic<uint64_t> window_{0};
   RecorderCounters counters_;
-  RootUsage roots_[kMaxPlaces];
+  RootUsage roots_[kMaxPlaces];  // what the thread did with no event open ("[no event]")
   EventBuffer buffer_;
   std::atomic<bool> retired_{false};
 

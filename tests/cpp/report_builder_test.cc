@@ -46,7 +46,7 @@ TEST_F(ReportBuilderTest, SelfTimeSubtractsDirectChildrenOnly) {
   Add("child", 1, 1, 7);
   Add("child", 1, 8, 9);
   Add("parent", 0, 0, 10);
-  const Report r = BuildReport(Make(), EventSortingKey::kTotal, false);
+  const Report r = BuildReport(Make(), {EventSortingKey::kTotal});
   EXPECT_EQ(Row(r, "parent").total_ms, 10);
   EXPECT_EQ(Row(r, "parent").self_ms, 10 - 6 - 1);
   EXPECT_EQ(Row(r, "child").calls, 2);
@@ -66,7 +66,7 @@ TEST_F(ReportBuilderTest, ACutCallIsLeftOutButKeepsItsChildrenAway) {
   Add("outer", 0, 0, 6, /*cut=*/true);
   Add("child", 1, 8, 9);
   Add("next", 0, 7, 10);
-  const Report r = BuildReport(Make(), EventSortingKey::kTotal, false);
+  const Report r = BuildReport(Make(), {EventSortingKey::kTotal});
   EXPECT_EQ(r.events.size(), 2u);
   EXPECT_EQ(Row(r, "child").calls, 2);
   EXPECT_EQ(Row(r, "next").self_ms, 3 - 1);
@@ -76,7 +76,7 @@ TEST_F(ReportBuilderTest, ACutCallIsLeftOutButKeepsItsChildrenAway) {
 TEST_F(ReportBuilderTest, ACallEndingAfterTheWindowIsLeftOut) {
   Add("inside", 1, 1, 2);
   Add("late", 0, 0, 20);
-  const Report r = BuildReport(Make(/*end_tick=*/10), EventSortingKey::kTotal, false);
+  const Report r = BuildReport(Make(/*end_tick=*/10), {EventSortingKey::kTotal});
   ASSERT_EQ(r.events.size(), 1u);
   EXPECT_EQ(Row(r, "inside").calls, 1);
   EXPECT_TRUE(HasWarning(r, "1 call still open when the profiler stopped"));
@@ -86,7 +86,7 @@ TEST_F(ReportBuilderTest, CallsBegunAndNeverRecordedAreLeftOutOnceWithTheLateOne
   Add("inside", 1, 1, 2);
   Add("late", 0, 0, 20);
   open_ = 2;  // still open, or ended once the window had closed
-  const Report r = BuildReport(Make(/*end_tick=*/10), EventSortingKey::kTotal, false);
+  const Report r = BuildReport(Make(/*end_tick=*/10), {EventSortingKey::kTotal});
   EXPECT_TRUE(HasWarning(r, "3 calls still open when the profiler stopped")) << r.Table();
 }
 
@@ -94,7 +94,7 @@ TEST_F(ReportBuilderTest, AverageStaysWithinMinAndMaxDespiteRounding) {
   for (int i = 0; i < 3; ++i) Add("same", 0, 10 * i, 10 * i + 7);
   Collection c = Make();
   c.ns_per_tick = 0.3;  // 7 ticks = 2.1 ns: not exact in binary
-  const Report r = BuildReport(c, EventSortingKey::kTotal, false);
+  const Report r = BuildReport(c, {EventSortingKey::kTotal});
   const EventRow& row = Row(r, "same");
   EXPECT_EQ(row.min_ms, row.max_ms);
   EXPECT_EQ(row.ave_ms, row.min_ms);
@@ -105,7 +105,7 @@ TEST_F(ReportBuilderTest, EqualNamesAtDifferentAddressesMerge) {
   const std::string copy = "conv2d";
   Add("conv2d", 0, 0, 1);
   Add(copy.c_str(), 0, 2, 4);
-  const Report r = BuildReport(Make(), EventSortingKey::kTotal, false);
+  const Report r = BuildReport(Make(), {EventSortingKey::kTotal});
   ASSERT_EQ(r.events.size(), 1u);
   EXPECT_EQ(Row(r, "conv2d").calls, 2);
   EXPECT_EQ(Row(r, "conv2d").total_ms, 3);
@@ -114,7 +114,7 @@ TEST_F(ReportBuilderTest, EqualNamesAtDifferentAddressesMerge) {
 TEST_F(ReportBuilderTest, StepsAreTimedFromTheWindowStartOrThePreviousStep) {
   Collection c = Make();
   for (const uint64_t tick : {5, 12, 30}) c.steps.push_back({tick, {}, {}, {}});
-  const Report r = BuildReport(c, EventSortingKey::kTotal, false);
+  const Report r = BuildReport(c, {EventSortingKey::kTotal});
   ASSERT_EQ(r.steps.size(), 3u);
   EXPECT_EQ(r.steps[0].wall_ms, 5);
   EXPECT_EQ(r.steps[1].wall_ms, 7);

@@ -1,0 +1,59 @@
+#include "collector.h"
+
+#include "event_buffer.h"
+#include "flags.h"
+#include "gpu_correlation.h"
+#include "live_block_table.h"
+#include "memory_timeline.h"
+#include "place_registry.h"
+#include "recorder_registry.h"
+#include "thread_recorder.h"
+
+namespace paddle_prof::internal {
+
+namespace {
+
+// What one thread recorded in its window: its records (read in place) and its counts.
+void CollectRecorder(const ThreadRecorder& r, Collection* c) {
+  const size_t size = r.buffer().Size();  // before the calls begun, which it bounds
+  const RecorderCounters& counters = r.counters();
+  const int64_t begun = r.BegunInWindow();
+  c->forced_closes += counters.forced_closes.load(std::memory_order_relaxed);
+  c->foreign_ends += counters.foreign_ends.load(std::memory_order_relaxed);
+  c->dropped += counters.dropped.load(std::memory_order_relaxed);
+  c->dropped_memory += counters.dropped_memory.load(std::memory_order_relaxed);
+  c->lost_places += counters.lost_places.load(std::memory_order_relaxed);
+  for (int place = 0; place < static_cast<int>(c->places.size()); ++place) {
+    NoEventUsage u;
+    u.thread = r.index();
+    u.place = place;
+    u.stats = r.root_usage(place).Stats();
+    if (u.stats.alloc_count > 0 || u.stats.free_count > 0) c->no_event.push_back(u);
+  }
+  c->threads.push_back({r.index(), r.os_tid(), r.thread_name(), &r.buffer(), size,
+                        begun - counters.dropped.load(std::memory_order_relaxed) -
+                            counters.abandoned.load(std::memory_order_relaxed)});
+}
+
+}  // namespace
+
+void CollectThreads(uint64_t window, uint64_t first_window, Collection* c) {
+  for (const ThreadRecorder* r : RecorderRegistry::Get().LockAll(&c->records_lock)) {
+    if (r->window() == window) CollectRecorder(*r, c);
+    // Calls begun before a reset of this profiler and still open: left out, like the
+    // open calls of this window, whether or not their thread acted since the reset.
+    c->open_before_reset += r->OpenScopesBegunIn(first_window, window);
+  }
+  LiveBlocks::ForEach([c, window](const LiveBlock& block) {
+    if (block.window == window) c->live_blocks.push_back(block);
+  });
+  c->buffer_chunks = EventBuffer::ChunksInUse();
+  c->buffer_bound_mb = FLAGS_paddle_prof_max_buffer_mb;
+  for (int place = 0; place < static_cast<int>(c->places.size()); ++place) {
+    c->sampled_places.push_back(PlaceCountedPerThread(place));
+  }
+  c->memory_events = GatherMemoryEvents(*c);  // sorted once, for report and trace
+  c->gpu_correlation = CorrelateGpu(*c);
+}
+
+}  // namespace paddle_prof::internal

@@ -1,0 +1,25 @@
+#include "profile_files.h"
+
+#include <glog/logging.h>
+
+#include "atomic_file.h"
+#include "chrome_trace.h"
+
+namespace paddle_prof::internal {
+
+void WriteProfileFiles(const Collection& c, const std::string& path, Report* report) {
+  std::string error;
+  if (!WriteChromeTrace(c, path, &error)) {
+    report->warnings.push_back("cannot write the trace to '" + path + "': " + error +
+                               "; the file was not written.");
+    LOG(ERROR) << "paddle_prof: " << report->warnings.back();
+  }
+  const std::string summary_path = path + ".summary.json";
+  if (!WriteFileAtomically(summary_path, report->ToJson(), &error)) {
+    report->warnings.push_back("cannot write the summary to '" + summary_path + "': " + error +
+                               "; the file was not written.");
+    LOG(ERROR) << "paddle_prof: " << report->warnings.back();
+  }
+}
+
+}  // namespace paddle_prof::internal

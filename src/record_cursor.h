@@ -1,0 +1,110 @@
+// The one reader of a collected thread's records (event_record.h gives their grammar):
+// it yields each call with the memory figures and the GPU scope id recorded after it,
+// and each allocation or free, in the order the thread recorded them. The report, the
+// GPU correlation, the memory timeline and the trace all read through it, and all ask
+// Kept() which calls and memory events the window holds, so that they agree.
+#ifndef PADDLE_PROF_SRC_RECORD_CURSOR_H_
+#define PADDLE_PROF_SRC_RECORD_CURSOR_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "collection.h"
+#include "event_record.h"
+#include "scope_memory.h"
+
+namespace paddle_prof::internal {
+
+struct RecordedCall {
+  size_t index = 0;  // of its record in the thread's buffer: how GPU launches name it
+  const char* name = nullptr;
+  const char* tag = nullptr;
+  uint64_t start = 0;
+  uint64_t end = 0;
+  uint32_t depth = 0;
+  bool cut = false;  // begun before the window's last reset
+  // Its figures on each place it touched (live_bytes unused).
+  ScopeMemoryRecord memory[ScopeMemory::kSlots];
+  int places = 0;
+  bool has_gpu_scope = false;  // the GPU was traced and the call was recorded whole
+  uint64_t gpu_scope = 0;      // the id its scope pushed to the GPU tracer
+
+  uint64_t duration() const { return end > start ? end - start : 0; }
+};
+
+class RecordCursor {
+ public:
+  explicit RecordCursor(const ThreadSnapshot& thread) : thread_(thread) {}
+
+  // Advances to the next call or memory event; false past the last.
+  bool Next() {
+    while (next_ < thread_.size) {
+      const size_t i = next_++;
+      const EventRecord& r = At(i);
+      switch (r.kind()) {
+        case RecordKind::kCall:
+          ReadCall(i, r);
+          at_call_ = true;
+          return true;
+        case RecordKind::kAlloc:
+        case RecordKind::kFree:
+          event_ = {r.start, r.place(), r.kind() == RecordKind::kAlloc ? r.bytes() : -r.bytes(),
+                    r.name, r.tag()};
+          at_call_ = false;
+          return true;
+        case RecordKind::kScopeMemory:  // read with its call; a pair cut short is skipped
+        case RecordKind::kGpuScope:
+          break;
+      }
+    }
+    return false;
+  }
+  bool at_call() const { return at_call_; }
+  const RecordedCall& call() const { return call_; }
+  const MemoryEvent& memory_event() const { return event_; }
+
+ private:
+  const EventRecord& At(size_t i) const { return (*thread_.buffer)[i]; }
+  bool NextIs(RecordKind kind, size_t count = 1) const {
+    for (size_t i = next_; i < next_ + count; ++i) {
+      if (i >= thread_.size || At(i).kind() != kind) return false;
+    }
+    return true;
+  }
+  void ReadCall(size_t index, const EventRecord& r) {
+    call_.index = index;
+    call_.name = r.name;
+    call_.tag = r.tag();
+    call_.start = r.start;
+    call_.end = r.end;
+    call_.depth = r.depth();
+    call_.cut = r.cut();
+    call_.places = 0;
+    while (NextIs(RecordKind::kScopeMemory, 2)) {
+      if (call_.places < ScopeMemory::kSlots) {
+        call_.memory[call_.places++] = ScopeMemoryRecord::Decode(At(next_), At(next_ + 1));
+      }
+      next_ += 2;
+    }
+    call_.has_gpu_scope = NextIs(RecordKind::kGpuScope);
+    call_.gpu_scope = call_.has_gpu_scope ? At(next_++).start : 0;
+  }
+
+  const ThreadSnapshot& thread_;
+  size_t next_ = 0;
+  bool at_call_ = false;
+  RecordedCall call_;
+  MemoryEvent event_{};
+};
+
+// Whether the window holds `call`: not cut by a reset, ended before the window closed.
+// A call it does not hold still gives its time to its parent's children (self time).
+inline bool Kept(const Collection& c, const RecordedCall& call) {
+  return !call.cut && call.end <= c.end_tick;
+}
+// Whether the window holds an allocation or free: made before it closed.
+inline bool Kept(const Collection& c, const MemoryEvent& event) { return event.tick <= c.end_tick; }
+
+}  // namespace paddle_prof::internal
+
+#endif  // PADDLE_PROF_SRC_RECORD_CURSOR_H_

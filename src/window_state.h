@@ -1,0 +1,25 @@
+// The open profiling window as the hot path reads it: its id (g_window, declared in
+// paddle_prof/profiler.h for the inline IsProfilerEnabled), the steps marked in it and
+// whether it records the memory timeline. Written only by the window control
+// (profiler.cc) under its lock; read lock-free by the recorders, which sit below it and
+// so never call up into it.
+#ifndef PADDLE_PROF_SRC_WINDOW_STATE_H_
+#define PADDLE_PROF_SRC_WINDOW_STATE_H_
+
+#include <atomic>
+
+#include "paddle_prof/profiler.h"
+
+namespace paddle_prof::internal {
+
+// MarkStep() calls so far in the open window: the step an allocation belongs to.
+inline std::atomic<int> g_steps_in_window{0};
+// FLAGS_paddle_prof_memory_timeline as the open window started.
+inline std::atomic<bool> g_memory_timeline{true};
+
+inline int StepsInWindow() { return g_steps_in_window.load(std::memory_order_relaxed); }
+inline bool MemoryTimelineOn() { return g_memory_timeline.load(std::memory_order_relaxed); }
+
+}  // namespace paddle_prof::internal
+
+#endif  // PADDLE_PROF_SRC_WINDOW_STATE_H_
