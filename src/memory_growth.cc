@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "name_interner.h"
+#include "number_format.h"
 
 namespace paddle_prof::internal {
 
@@ -44,14 +45,6 @@ bool GrowsAsATrend(const std::vector<int64_t>& ends, int64_t min_rise = 4096) {
   return covariance > 0 && 3 * ups >= n - 1;
 }
 
-std::string Bytes(int64_t n) {
-  std::string digits = std::to_string(n);
-  for (int i = static_cast<int>(digits.size()) - 3; i > (n < 0 ? 1 : 0); i -= 3) {
-    digits.insert(static_cast<size_t>(i), ",");
-  }
-  return digits + " bytes";
-}
-
 }  // namespace
 
 std::string MemoryGrowthWarning(const Collection& c) {
@@ -83,7 +76,8 @@ std::string MemoryGrowthWarning(const Collection& c) {
             [](const Holder& a, const Holder& b) { return a.bytes > b.bytes; });
 
   std::string text = "live memory grew over " + std::to_string(ends.size()) + " steps, from " +
-                     Bytes(ends.front()) + " to " + Bytes(ends.back()) + " at step ends";
+                     FormatByteCount(ends.front()) + " to " + FormatByteCount(ends.back()) +
+                     " at step ends";
   if (growing.empty()) {
     return text +
            "; no event holds blocks from several steps (the growth is in blocks freed "
@@ -93,7 +87,7 @@ std::string MemoryGrowthWarning(const Collection& c) {
   constexpr size_t kHolders = 3, kTags = 4;
   for (size_t i = 0; i < growing.size() && i < kHolders; ++i) {
     const Holder& h = growing[i];
-    text += (i == 0 ? " " : "; ") + h.name + " (" + Bytes(h.bytes) + " from " +
+    text += (i == 0 ? " " : "; ") + h.name + " (" + FormatByteCount(h.bytes) + " from " +
             std::to_string(h.steps.size()) + " steps";
     std::vector<std::pair<std::string, Holder::TagBytes>> tags(h.by_tag.begin(), h.by_tag.end());
     if (!(tags.size() == 1 && tags[0].first.empty())) {
@@ -105,7 +99,7 @@ std::string MemoryGrowthWarning(const Collection& c) {
       text += ", " + std::to_string(tags.size()) + " tags:";
       for (size_t t = 0; t < tags.size() && t < kTags; ++t) {
         text += (t == 0 ? " " : ", ") + (tags[t].first.empty() ? "(none)" : tags[t].first) + " " +
-                Bytes(tags[t].second.bytes);
+                FormatByteCount(tags[t].second.bytes);
       }
       if (tags.size() > kTags) text += ", +" + std::to_string(tags.size() - kTags) + " more";
     }
@@ -143,20 +137,21 @@ std::string ProcessGrowthWarning(const Collection& c) {
   const int64_t mapped = growth(series("malloc_mmap_bytes"));
   const int64_t total = growth(rss);
   std::string text = "the process's resident memory grew over " + std::to_string(rss.size()) +
-                     " steps by " + Bytes(total) + ": malloc heap in use " + Bytes(in_use) +
-                     " (of which tracked places " + Bytes(tracked) +
-                     "), freed but kept by malloc " + Bytes(kept) + ", malloc's own mappings " +
-                     Bytes(mapped);
+                     " steps by " + FormatByteCount(total) + ": malloc heap in use " +
+                     FormatByteCount(in_use) + " (of which tracked places " +
+                     FormatByteCount(tracked) + "), freed but kept by malloc " +
+                     FormatByteCount(kept) + ", malloc's own mappings " + FormatByteCount(mapped);
   int64_t rest = total - in_use - kept - mapped;
   // Under the preload library: the program's own anonymous mappings (JIT code, say).
   const std::vector<int64_t> reserved = series("mmap_reserved_bytes");
   const std::vector<int64_t> resident = series("mmap_resident_bytes");
   if (!reserved.empty() && !resident.empty()) {
-    text += ", the program's anonymous mappings " + Bytes(growth(resident)) + " resident of " +
-            Bytes(growth(reserved)) + " reserved";
+    text += ", the program's anonymous mappings " + FormatByteCount(growth(resident)) +
+            " resident of " + FormatByteCount(growth(reserved)) + " reserved";
     rest -= growth(resident);
   }
-  return text + ", the rest (" + Bytes(rest) + ") outside malloc: code, stacks, other mappings.";
+  return text + ", the rest (" + FormatByteCount(rest) +
+         ") outside malloc: code, stacks, other mappings.";
 }
 
 }  // namespace paddle_prof::internal

@@ -28,6 +28,7 @@
 #include "live_block_table.h"
 #include "memory_tracker.h"
 #include "native_guard.h"
+#include "number_format.h"
 #include "place_registry.h"
 #include "process_memory.h"
 #include "profile_files.h"
@@ -126,12 +127,8 @@ std::string ClockWarning(const internal::Collection& c, uint64_t window_ns) {
       static_cast<double>(window_ns) / static_cast<double>(c.end_tick - c.start_tick);
   const double drift = window_rate / c.ns_per_tick - 1;
   if (std::fabs(drift) < 1e-3) return "";
-  char buf[160];
-  std::snprintf(buf, sizeof(buf),
-                "the TSC and CLOCK_MONOTONIC drifted apart by %.3f%% during the window; times "
-                "may be off by as much.",
-                drift * 100);
-  return buf;
+  return "the TSC and CLOCK_MONOTONIC drifted apart by " + internal::FormatFixed(drift * 100, 3) +
+         "% during the window; times may be off by as much.";
 }
 
 Report StopLocked(Control& control, const internal::ReportOptions& options) {

@@ -1,7 +1,6 @@
 #include "report_builder.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <functional>
 #include <limits>
 #include <map>
@@ -12,7 +11,9 @@
 #include "memory_growth.h"
 #include "memory_timeline.h"
 #include "name_interner.h"
+#include "number_format.h"
 #include "record_cursor.h"
+#include "scope_memory.h"
 
 namespace paddle_prof::internal {
 
@@ -212,8 +213,8 @@ void AddWarnings(const Collection& c, const LeftOut& left_out, Report* report) {
   }
   if (c.lost_places > 0) {
     w.push_back(std::to_string(c.lost_places) +
-                " scope memory figure(s) lost: a scope touched "
-                "more than 4 places.");
+                " scope memory figure(s) lost: a scope touched more than " +
+                std::to_string(ScopeMemory::kSlots) + " places.");
   }
   if (c.tracker.untracked > 0) {
     w.push_back(std::to_string(c.tracker.untracked) +
@@ -230,9 +231,8 @@ void AddWarnings(const Collection& c, const LeftOut& left_out, Report* report) {
   }
   const GpuCorrelation& gpu = c.gpu_correlation;
   if (gpu.no_event > 0) {
-    char ms[32];
-    std::snprintf(ms, sizeof(ms), "%.3f", c.TicksToMs(gpu.no_event_ticks));
-    w.push_back(std::to_string(gpu.no_event) + " GPU kernel(s), copies or memsets (" + ms +
+    w.push_back(std::to_string(gpu.no_event) + " GPU kernel(s), copies or memsets (" +
+                FormatFixed(c.TicksToMs(gpu.no_event_ticks), 3) +
                 " ms) were launched with no event open; they are in the trace only.");
   }
   if (gpu.unrecorded > 0) {

@@ -1,9 +1,8 @@
 // Report::Table(): the text report, laid out like Paddle's profiler report.
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "number_format.h"
 #include "paddle_prof/report.h"
 #include "report_builder.h"
 #include "text_escape.h"
@@ -13,27 +12,8 @@ namespace paddle_prof {
 namespace {
 
 using internal::EscapeForTable;
-
-std::string FormatMs(double ms) {
-  char buf[32];
-  // Six significant digits, but never an exponent: 0.000021 reads better than 2.1e-05.
-  std::snprintf(buf, sizeof(buf), ms != 0 && ms < 0.001 ? "%.6f" : "%.6g", ms);
-  return buf;
-}
-
-// 3,136,000 bytes read "2.99 MiB": the table is for the eye, the JSON keeps every byte.
-std::string FormatBytes(int64_t bytes) {
-  const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (std::abs(value) >= 1024 && unit < 4) {
-    value /= 1024;
-    ++unit;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), unit == 0 ? "%.0f %s" : "%.2f %s", value, kUnits[unit]);
-  return buf;
-}
+using internal::FormatBytes;
+using internal::FormatMs;
 
 std::string SortDescription(EventSortingKey key) {
   switch (key) {
@@ -108,9 +88,7 @@ std::string Report::Table(bool detailed) const {
     for (const double ms : {row.total_ms, row.self_ms, row.min_ms, row.max_ms, row.ave_ms}) {
       line.push_back(row.calls > 0 ? FormatMs(ms) : "-");  // no calls: no fake 0
     }
-    char ratio[16];
-    std::snprintf(ratio, sizeof(ratio), "%.2f%%", row.ratio * 100);
-    line.push_back(ratio);
+    line.push_back(internal::FormatFixed(row.ratio * 100, 2) + "%");
     if (gpu) {
       for (const auto& ms : {row.gpu_total_ms, row.gpu_min_ms, row.gpu_max_ms, row.gpu_ave_ms}) {
         line.push_back(row.calls > 0 && ms ? FormatMs(*ms) : "-");
