@@ -12,21 +12,28 @@ from typing import Any, Optional, TextIO, Union
 from paddle_prof import _core
 from paddle_prof.report import Report
 
-STATES = ("CPU", "GPU", "All")
-SORTED_KEYS = (None, "calls", "total", "self", "max", "min", "ave", "peak_memory", "live_memory")
+STATES = tuple(_core.STATES)
+SORTED_KEYS = (None,) + tuple(_core.SORTED_KEYS)
 
 
+# The core validates, with its own message; a value that is not even a str is shown to
+# it as its repr, which names no state or key.
 def _check_state(state: str) -> str:
-    if state not in STATES:
-        raise ValueError(f"state must be one of {', '.join(map(repr, STATES))}; got {state!r}")
+    try:
+        _core.check_state(state if isinstance(state, str) else repr(state))
+    except ValueError as e:
+        raise ValueError(f"state: {e}") from None
     return state
 
 
 def _check_sorted_key(sorted_key: Optional[str]) -> str:
-    if sorted_key not in SORTED_KEYS:
-        valid = ", ".join(map(repr, SORTED_KEYS))
-        raise ValueError(f"sorted_key must be one of {valid}; got {sorted_key!r}")
-    return sorted_key or "total"
+    if sorted_key is None:
+        return "total"
+    try:
+        _core.check_sorted_key(sorted_key if isinstance(sorted_key, str) else repr(sorted_key))
+    except ValueError as e:
+        raise ValueError(f"sorted_key: {e}") from None
+    return sorted_key
 
 
 PathArg = Union[str, "os.PathLike[str]", None]

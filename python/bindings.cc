@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "enum_names.h"
 #include "paddle_prof/paddle_prof.h"
 #include "profiler_control.h"
 
@@ -79,6 +80,11 @@ PYBIND11_MODULE(_core, m) {
            py::arg("tag") = py::none())
       .def("end", &Scope::End);
 
+  // The core validates states and keys; the package asks it, with these names.
+  m.attr("STATES") = internal::ProfilerStateNames();
+  m.attr("SORTED_KEYS") = internal::SortingKeyNames();
+  m.def("check_state", [](const std::string& state) { ParseProfilerState(state); });
+  m.def("check_sorted_key", [](const std::string& key) { ParseSortingKey(key); });
   m.def("enable_profiler",
         [](const std::string& state) { EnableProfiler(ParseProfilerState(state)); });
   m.def(

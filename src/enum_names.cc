@@ -1,6 +1,9 @@
 // The names of states and sort keys, as the report, the flags and the bindings spell them.
+#include "enum_names.h"
+
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include "paddle_prof/report.h"
 
@@ -21,6 +24,13 @@ constexpr std::pair<EventSortingKey, const char*> kSortingKeys[] = {
 
 constexpr std::pair<ProfilerState, const char*> kStates[] = {
     {ProfilerState::kCPU, "CPU"}, {ProfilerState::kCUDA, "GPU"}, {ProfilerState::kAll, "All"}};
+
+template <typename Table>
+std::vector<std::string> Names(const Table& table) {
+  std::vector<std::string> names;
+  for (const auto& entry : table) names.push_back(entry.second);
+  return names;
+}
 
 template <typename Table>
 std::string ValidNames(const Table& table) {
@@ -63,5 +73,12 @@ ProfilerState ParseProfilerState(const std::string& name) {
   throw std::invalid_argument("unknown profiler state '" + name + "'; valid states are " +
                               ValidNames(kStates));
 }
+
+namespace internal {
+
+std::vector<std::string> ProfilerStateNames() { return Names(kStates); }
+std::vector<std::string> SortingKeyNames() { return Names(kSortingKeys); }
+
+}  // namespace internal
 
 }  // namespace paddle_prof

@@ -77,7 +77,6 @@ void LockPlaceRegistryForFork() { Get().mu.lock(); }
 void UnlockPlaceRegistryAfterFork() { Get().mu.unlock(); }
 
 PlaceCounters& PlaceCountersAt(int index) { return Get().counters[index]; }
-const std::string& PlaceNameAt(int index) { return Get().names[index]; }
 int PlaceCount() { return Get().count.load(std::memory_order_acquire); }
 
 int64_t PlaceLiveBytes(int index) {

@@ -38,7 +38,6 @@ struct alignas(64) PlaceCounters {
 // kMaxPlaces places are already known.
 int PlaceIndex(const Place& place);
 PlaceCounters& PlaceCountersAt(int index);
-const std::string& PlaceNameAt(int index);
 int PlaceCount();
 // The registration lock, held across fork(), so that the child finds it free.
 void LockPlaceRegistryForFork();
