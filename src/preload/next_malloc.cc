@@ -41,12 +41,17 @@ size_t PowerOfTwoAtLeast(size_t n) {
   return p;
 }
 
-void* MemalignFromOthers(size_t alignment, size_t size) {
+// memalign's alignment: rounded up to a power of two, or 0 (and EINVAL) where no power
+// of two of size_t is that large.
+size_t MemalignAlignment(size_t alignment) {
   alignment = PowerOfTwoAtLeast(alignment);
-  if (alignment == 0) {
-    errno = EINVAL;
-    return nullptr;
-  }
+  if (alignment == 0) errno = EINVAL;
+  return alignment;
+}
+
+void* MemalignFromOthers(size_t alignment, size_t size) {
+  alignment = MemalignAlignment(alignment);
+  if (alignment == 0) return nullptr;
   if (g_own.posix_memalign != nullptr) {
     void* ptr = nullptr;
     const int rc =
@@ -116,11 +121,8 @@ void* ArenaRealloc(void* ptr, size_t size) {
   return moved;
 }
 void* ArenaMemalign(size_t alignment, size_t size) {
-  alignment = PowerOfTwoAtLeast(alignment);
-  if (alignment == 0) {
-    errno = EINVAL;
-    return nullptr;
-  }
+  alignment = MemalignAlignment(alignment);
+  if (alignment == 0) return nullptr;
   return BootstrapAllocate(size, alignment);
 }
 int ArenaPosixMemalign(void** out, size_t alignment, size_t size) {
