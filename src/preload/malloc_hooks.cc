@@ -2,7 +2,8 @@
 // allocator sees (a oneDNN primitive cache, a library's buffers) is charged, block by
 // block, to the event open on the allocating thread, on the place "native"; and mmap and
 // munmap, so that each step can say how much the program's own anonymous mappings
-// reserve and how much of that is resident (JIT code buffers, say).
+// reserve and how much of that is resident (JIT code buffers, say; mapped_regions.h keeps
+// that account).
 //
 //   LD_PRELOAD=libpaddle_prof_preload.so program        (python3 -m paddle_prof run --native)
 //
@@ -25,16 +26,14 @@
 
 #include <atomic>
 #include <cstdint>
-#include <map>
-#include <mutex>
 #include <string>
-#include <vector>
 
 #include "memory_tracker.h"
 #include "native_guard.h"
 #include "paddle_prof/place.h"
 #include "place_registry.h"
 #include "preload/bootstrap_arena.h"
+#include "preload/mapped_regions.h"
 #include "preload/next_malloc.h"
 #include "process_memory.h"
 
@@ -183,68 +182,8 @@ __attribute__((visibility("default"))) size_t malloc_usable_size(void* ptr) {
 
 }  // extern "C"
 
-// ---- The program's own anonymous mappings (glibc's malloc maps through an internal
-// entry point, so its mappings never pass here; mallinfo2 counts those). ----
-
 namespace paddle_prof::internal {
 namespace {
-
-// mmap and munmap are system calls of microseconds: a lock here costs nothing to speak of.
-struct Mappings {
-  std::mutex mu;
-  std::map<uintptr_t, size_t> regions;  // start → length, page-aligned, not overlapping
-};
-
-Mappings& GetMappings() {
-  static auto* mappings = new Mappings;  // leaked: the program may unmap during exit
-  return *mappings;
-}
-
-// Removes [start, start + length) from the tracked regions, splitting those it cuts.
-void Forget(std::map<uintptr_t, size_t>* regions, uintptr_t start, size_t length) {
-  const uintptr_t end = start + length;
-  auto it = regions->upper_bound(start);
-  if (it != regions->begin()) --it;
-  while (it != regions->end() && it->first < end) {
-    const uintptr_t r_start = it->first, r_end = it->first + it->second;
-    if (r_end <= start) {
-      ++it;
-      continue;
-    }
-    it = regions->erase(it);
-    if (r_start < start) regions->emplace(r_start, start - r_start);
-    if (r_end > end) it = regions->emplace(end, r_end - end).first;
-  }
-}
-
-void ReadMappings(int64_t* reserved, int64_t* resident) {
-  NativeGuard profiler_memory;
-  Mappings& m = GetMappings();
-  std::lock_guard<std::mutex> lock(m.mu);
-  const size_t page = PageSize();
-  std::vector<unsigned char> pages;
-  for (const auto& [start, length] : m.regions) {
-    *reserved += static_cast<int64_t>(length);
-    pages.resize((length + page - 1) / page);
-    if (mincore(reinterpret_cast<void*>(start), length, pages.data()) != 0) continue;
-    for (const unsigned char p : pages) *resident += (p & 1) ? static_cast<int64_t>(page) : 0;
-  }
-}
-
-// [start, start + length) was unmapped, or (`mapped`) newly mapped, perhaps over an old
-// mapping (MAP_FIXED).
-void NoteMapping(uintptr_t start, size_t length, bool mapped) {
-  NativeGuard profiler_memory;
-  Mappings& m = GetMappings();
-  const size_t rounded = PageRounded(length);
-  std::lock_guard<std::mutex> lock(m.mu);
-  Forget(&m.regions, start, rounded);
-  if (mapped) m.regions.emplace(start, rounded);
-}
-
-// Held across fork, so that the child's copy is never locked by a thread that is not there.
-void LockMappingsForFork() { GetMappings().mu.lock(); }
-void UnlockMappingsAfterFork() { GetMappings().mu.unlock(); }
 
 void WarnNotTheProcessMalloc() {
   const char* file = NextMallocFile();
@@ -258,9 +197,9 @@ void WarnNotTheProcessMalloc() {
 
 // The allocator has served calls by now (libstdc++'s constructor allocates), so its own
 // fork handlers, if any, were registered before this library's: fork takes the mappings
-// lock first, then the allocator's, the order NoteMapping takes them in. The profiler's
-// handlers (libpaddle_prof.so, loaded first) come after both: nothing reads the mappings
-// under the profiler's locks.
+// lock first, then the allocator's, the order NoteMapping (mapped_regions.cc) takes them
+// in. The profiler's handlers (libpaddle_prof.so, loaded first) come after both: nothing
+// reads the mappings under the profiler's locks.
 __attribute__((constructor)) void Initialise() {
   NativeGuard setting_up;
   RemoveFromPreload();
@@ -277,6 +216,7 @@ __attribute__((constructor)) void Initialise() {
 }  // namespace
 }  // namespace paddle_prof::internal
 
+// The program's own anonymous mappings, accounted in mapped_regions.cc.
 extern "C" {
 
 __attribute__((visibility("default"))) void* mmap(void* addr, size_t length, int prot, int flags,
