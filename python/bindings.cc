@@ -9,9 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "enum_names.h"
+#include "bindings_api.h"
 #include "paddle_prof/paddle_prof.h"
-#include "profiler_control.h"
 
 namespace py = pybind11;
 

@@ -57,8 +57,7 @@
 #define PADDLE_PROF_CUDA_TRACKING 0
 #endif
 
-#include "counter_memory.h"
-#include "native_guard.h"
+#include "bindings_api.h"
 #include "paddle_prof/paddle_prof.h"
 
 namespace py = pybind11;

@@ -1,0 +1,24 @@
+// The core's internal API for the bindings shipped with the library: the Python module
+// paddle_prof._core (python/bindings.cc) and the torch bridge (python/torch_*.cc). They
+// reach the core through the public headers (include/paddle_prof/) and, for what those
+// do not offer, through this header alone. Nothing here is for users, so none of it is
+// public; it is re-exported from the internal headers that define it, and it is all that
+// the bindings may use of them:
+//  - NativeGuard (native_guard.h): the torch CPU allocator wrapper keeps c10's own
+//    allocation off the place "native", its blocks being charged to "CPU" already;
+//  - CounterMemory (counter_memory.h): the CUDA allocator's statistics, charged as blocks
+//    where no per-block tracker attaches;
+//  - StopProfiler(ReportOptions), EnableImplicitProfiler, ImplicitProfilerRunning
+//    (profiler_control.h): a stop with every report option given, and the launcher's
+//    whole-program profile (python3 -m paddle_prof run);
+//  - ProfilerStateNames, SortingKeyNames (enum_names.h): the names the package offers,
+//    from the core's own tables.
+#ifndef PADDLE_PROF_SRC_BINDINGS_API_H_
+#define PADDLE_PROF_SRC_BINDINGS_API_H_
+
+#include "counter_memory.h"
+#include "enum_names.h"
+#include "native_guard.h"
+#include "profiler_control.h"
+
+#endif  // PADDLE_PROF_SRC_BINDINGS_API_H_
