@@ -1,0 +1,42 @@
+#include "torch_cpu_allocator.h"
+
+#include <cstring>
+
+#include "bindings_api.h"
+#include "paddle_prof/paddle_prof.h"
+
+namespace paddle_prof::torch_bridge {
+
+c10::DeleterFnPtr g_original_deleter = nullptr;
+
+namespace {
+
+// Tracked on "CPU": under --native the same block must not count again as native.
+void TrackedDelete(void* ptr) {
+  RecordFree(CPUPlace(), ptr);  // before the block can be handed out again
+  internal::NativeGuard counted_as_cpu;
+  g_original_deleter(ptr);
+}
+
+}  // namespace
+
+c10::DataPtr TrackingCPUAllocator::allocate(size_t bytes) PADDLE_PROF_ALLOCATE_CONST {
+  c10::DataPtr block;
+  {
+    internal::NativeGuard counted_as_cpu;
+    block = original_->allocate(bytes);
+  }
+  void* data = block.get();
+  if (data == nullptr || block.get_context() != data) return block;  // not ours to wrap
+  block.release_context();
+  RecordAlloc(CPUPlace(), data, bytes);
+  return {data, data, &TrackedDelete, block.device()};
+}
+
+c10::DeleterFnPtr TrackingCPUAllocator::raw_deleter() const { return &TrackedDelete; }
+
+void TrackingCPUAllocator::copy_data(void* dest, const void* src, std::size_t count) const {
+  std::memcpy(dest, src, count);
+}
+
+}  // namespace paddle_prof::torch_bridge

@@ -1,0 +1,38 @@
+// CPU tensors' memory: a wrapper around c10's CPU allocator that reports every CPU tensor
+// allocation to the tracker, on the place "CPU". torch_bridge.cc installs it.
+#ifndef PADDLE_PROF_PYTHON_TORCH_CPU_ALLOCATOR_H_
+#define PADDLE_PROF_PYTHON_TORCH_CPU_ALLOCATOR_H_
+
+#include <c10/core/CPUAllocator.h>
+
+#include <cstddef>
+
+#include "torch_version_gates.h"
+
+namespace paddle_prof::torch_bridge {
+
+// c10's own CPU allocator's deleter, which frees the wrapper's blocks: set once, before
+// the wrapper is made.
+extern c10::DeleterFnPtr g_original_deleter;
+
+// Wraps c10's CPU allocator. Blocks keep data == context, so raw_allocate and
+// raw_deleter (which oneDNN uses) go on working; blocks allocated before the wrapper
+// keep the original deleter and never pass through here.
+class TrackingCPUAllocator final : public c10::Allocator {
+ public:
+  explicit TrackingCPUAllocator(c10::Allocator* original) : original_(original) {}
+
+  c10::DataPtr allocate(size_t bytes) PADDLE_PROF_ALLOCATE_CONST override;
+  c10::DeleterFnPtr raw_deleter() const override;
+  // Pure virtual in torch 2.x's c10::Allocator (added with copy-on-write storages, which
+  // clone through it); a plain member on 1.13. No `override`, so one declaration serves
+  // both. CPU blocks copy with memcpy, as c10's own CPU allocators do.
+  void copy_data(void* dest, const void* src, std::size_t count) const;
+
+ private:
+  c10::Allocator* original_;
+};
+
+}  // namespace paddle_prof::torch_bridge
+
+#endif  // PADDLE_PROF_PYTHON_TORCH_CPU_ALLOCATOR_H_
