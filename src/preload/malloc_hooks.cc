@@ -67,9 +67,6 @@ void RemoveFromPreload() {
   }
 }
 
-size_t PageSize() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
-size_t PageRounded(size_t length) { return (length + PageSize() - 1) & ~(PageSize() - 1); }
-
 // The place to track on, or -1 to pass the call through untracked.
 inline int TrackingPlace() {
   if (t_native_guard != 0) return -1;

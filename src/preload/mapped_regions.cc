@@ -24,7 +24,6 @@ Mappings& GetMappings() {
 }
 
 size_t PageSize() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
-size_t PageRounded(size_t length) { return (length + PageSize() - 1) & ~(PageSize() - 1); }
 
 // Removes [start, start + length) from the tracked regions, splitting those it cuts.
 void Forget(std::map<uintptr_t, size_t>* regions, uintptr_t start, size_t length) {
@@ -58,6 +57,8 @@ void ReadMappings(int64_t* reserved, int64_t* resident) {
     for (const unsigned char p : pages) *resident += (p & 1) ? static_cast<int64_t>(page) : 0;
   }
 }
+
+size_t PageRounded(size_t length) { return (length + PageSize() - 1) & ~(PageSize() - 1); }
 
 void NoteMapping(uintptr_t start, size_t length, bool mapped) {
   NativeGuard profiler_memory;

@@ -15,6 +15,9 @@
 
 namespace paddle_prof::internal {
 
+// `length` rounded up to whole pages: what a mapping (or a pvalloc block) takes.
+size_t PageRounded(size_t length);
+
 // [start, start + length) was unmapped, or (`mapped`) newly mapped, perhaps over an old
 // mapping (MAP_FIXED). Takes the mappings lock, then may allocate under it.
 void NoteMapping(uintptr_t start, size_t length, bool mapped);
