@@ -19,12 +19,12 @@ namespace paddle_prof {
 namespace {
 
 using internal::CounterMemory;
+using testing::kMiB;
 using testing::MemoryOn;
 using testing::PlaceOf;
 using testing::Row;
 
 constexpr int64_t kKiB = 1024;
-constexpr int64_t kMiB = 1024 * kKiB;
 
 // What an allocator such as PyTorch's CUDA cache counts.
 struct Counters {

@@ -22,34 +22,15 @@
 namespace paddle_prof {
 namespace {
 
+using testing::Address;
+using testing::Cpu;
 using testing::HasWarning;
+using testing::kMiB;
+using testing::MemoryTest;
 using testing::PlaceOf;
 using testing::ReadJson;
 using testing::Row;
 using testing::TempPath;
-
-constexpr int64_t kMiB = 1 << 20;
-
-// Fake device addresses for RecordAlloc/RecordFree: never dereferenced.
-const void* Address(uintptr_t n) {
-  return reinterpret_cast<const void*>(0x100000000000 + n * 4096);
-}
-
-const MemoryStats& Cpu(const EventRow& row) { return testing::MemoryOn(row, "CPU"); }
-
-class MemoryTest : public ::testing::Test {
- protected:
-  // A conv: a 1 MiB im2col buffer freed before it returns, a 256 KiB output it returns.
-  void* Conv2d() {
-    RecordEvent e("conv2d");
-    void* im2col = cpu_.Allocate(kMiB);
-    void* output = cpu_.Allocate(256 * 1024);
-    cpu_.Free(im2col);
-    return output;
-  }
-
-  TrackingAllocator cpu_{CPUAllocator(), CPUPlace()};
-};
 
 TEST_F(MemoryTest, FillConstantReadsItsExactSize) {
   EnableProfiler(ProfilerState::kCPU);

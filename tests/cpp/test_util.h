@@ -7,13 +7,14 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "paddle_prof/report.h"
+#include "paddle_prof/paddle_prof.h"
 
 namespace paddle_prof::testing {
 
@@ -44,6 +45,9 @@ inline const MemoryStats& MemoryOn(const EventRow& row, const std::string& place
   return it != row.memory.end() ? it->second : kNone;
 }
 
+// A row's figures on the CPU place.
+inline const MemoryStats& Cpu(const EventRow& row) { return MemoryOn(row, "CPU"); }
+
 // The window's figures for `place`; fails the test and returns a dummy when absent.
 inline const PlaceSummary& PlaceOf(const Report& report, const std::string& place) {
   for (const PlaceSummary& p : report.places) {
@@ -71,6 +75,29 @@ inline bool HasWarning(const Report& report, const std::string& text) {
   }
   return false;
 }
+
+constexpr int64_t kMiB = 1 << 20;
+
+// Fake device addresses for RecordAlloc/RecordFree: never dereferenced.
+inline const void* Address(uintptr_t n) {
+  return reinterpret_cast<const void*>(0x100000000000 + n * 4096);
+}
+
+// Tests of tracked memory: a tracked CPU allocator, and an op that allocates in a known
+// pattern.
+class MemoryTest : public ::testing::Test {
+ protected:
+  // A conv: a 1 MiB im2col buffer freed before it returns, a 256 KiB output it returns.
+  void* Conv2d() {
+    RecordEvent e("conv2d");
+    void* im2col = cpu_.Allocate(kMiB);
+    void* output = cpu_.Allocate(256 * 1024);
+    cpu_.Free(im2col);
+    return output;
+  }
+
+  TrackingAllocator cpu_{CPUAllocator(), CPUPlace()};
+};
 
 // The sanitizer runtimes of GCC 12 take no lock around fork() for their own
 // allocators (AddressSanitizer's heap, ThreadSanitizer's heap-block metadata): a child
