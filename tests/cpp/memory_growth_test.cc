@@ -1,11 +1,13 @@
 // Memory that grows over the steps: the warning that names the events holding blocks
-// from later and later steps, and the breakdown of the process's resident growth.
+// from later and later steps, and the breakdown of the process's resident growth; end to
+// end, and on hand-made step figures.
 #include "memory_growth.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -112,4 +114,118 @@ TEST_F(MemoryTest, ProcessGrowthIsBrokenIntoItsParts) {
 }
 
 }  // namespace
+
+namespace internal {
+namespace {
+
+using Figures = std::map<std::string, int64_t>;
+
+// A collection whose steps ended with these live bytes per place and process figures.
+Collection Steps(const std::vector<Figures>& end_bytes, const std::vector<Figures>& process = {}) {
+  Collection c;
+  for (size_t i = 0; i < end_bytes.size(); ++i) {
+    StepMark step;
+    step.tick = i + 1;
+    step.end_bytes = end_bytes[i];
+    if (i < process.size()) step.process = process[i];
+    c.steps.push_back(step);
+  }
+  return c;
+}
+
+LiveBlock Block(int64_t size, int step, const char* name, const char* tag = nullptr) {
+  LiveBlock b;
+  b.size = size;
+  b.step = step;
+  b.name = name;
+  b.tag = tag;
+  return b;
+}
+
+TEST(MemoryGrowthWarningTest, NamesTheEventsHoldingBlocksFromSeveralSteps) {
+  // Live bytes at step ends, summed over the places: 0, 8192, 16384.
+  Collection c = Steps({{{"CPU", 0}, {"CUDA:0", 0}},
+                        {{"CPU", 4096}, {"CUDA:0", 4096}},
+                        {{"CPU", 8192}, {"CUDA:0", 8192}}});
+  c.live_blocks = {Block(100, 0, "small"), Block(4096, 1, "cache", "[1]"),
+                   Block(4096, 2, "cache", "[2]"), Block(8192, 2, "one_step"),
+                   Block(200, 2, "small")};
+  EXPECT_EQ(MemoryGrowthWarning(c),
+            "live memory grew over 3 steps, from 0 bytes to 16,384 bytes at step ends; "
+            "still-live blocks allocated in later and later steps are held by: cache (8,192 "
+            "bytes from 2 steps, 2 tags: [2] 4,096 bytes, [1] 4,096 bytes); small (300 bytes "
+            "from 2 steps).");
+}
+
+TEST(MemoryGrowthWarningTest, ARiseOf4096BytesOverThreeStepsIsTheLeastThatWarns) {
+  EXPECT_EQ(MemoryGrowthWarning(Steps({{{"CPU", 1000}}, {{"CPU", 3000}}, {{"CPU", 5095}}})), "");
+  EXPECT_EQ(MemoryGrowthWarning(Steps({{{"CPU", 1000}}, {{"CPU", 3000}}, {{"CPU", 5096}}})),
+            "live memory grew over 3 steps, from 1,000 bytes to 5,096 bytes at step ends; no "
+            "event holds blocks from several steps (the growth is in blocks freed by other "
+            "threads or allocated outside the tracked places).");
+  EXPECT_EQ(MemoryGrowthWarning(Steps({{{"CPU", 0}}, {{"CPU", 1 << 20}}})), "");
+}
+
+TEST(MemoryGrowthWarningTest, StepsThatMostlyFallAreNoTrend) {
+  // The end is 4096 above the start, but five of the six changes go down.
+  EXPECT_EQ(MemoryGrowthWarning(Steps({{{"CPU", 0}},
+                                       {{"CPU", 9000}},
+                                       {{"CPU", 8000}},
+                                       {{"CPU", 7000}},
+                                       {{"CPU", 6000}},
+                                       {{"CPU", 5000}},
+                                       {{"CPU", 4096}}})),
+            "");
+}
+
+TEST(ProcessGrowthWarningTest, BreaksTheResidentGrowthIntoItsParts) {
+  const std::vector<Figures> ends = {{{"CPU", 0}}, {{"CPU", 16384}}, {{"CPU", 40960}}};
+  std::vector<Figures> process = {{{"rss_bytes", 10 << 20},
+                                   {"heap_in_use_bytes", 4 << 20},
+                                   {"heap_free_bytes", 0},
+                                   {"malloc_mmap_bytes", 0}},
+                                  {{"rss_bytes", 11 << 20},
+                                   {"heap_in_use_bytes", 9 << 19},
+                                   {"heap_free_bytes", 0},
+                                   {"malloc_mmap_bytes", 0}},
+                                  {{"rss_bytes", 12 << 20},
+                                   {"heap_in_use_bytes", 11 << 19},
+                                   {"heap_free_bytes", 262144},
+                                   {"malloc_mmap_bytes", 65536}}};
+  EXPECT_EQ(ProcessGrowthWarning(Steps(ends, process)),
+            "the process's resident memory grew over 3 steps by 2,097,152 bytes: malloc heap in "
+            "use 1,572,864 bytes (of which tracked places 40,960 bytes), freed but kept by malloc "
+            "262,144 bytes, malloc's own mappings 65,536 bytes, the rest (196,608 bytes) outside "
+            "malloc: code, stacks, other mappings.");
+  // Under the preload library, the program's own mappings are a part of their own.
+  const int64_t reserved[] = {0, 1 << 19, 1 << 20}, resident[] = {0, 4096, 32768};
+  for (size_t i = 0; i < process.size(); ++i) {
+    process[i]["mmap_reserved_bytes"] = reserved[i];
+    process[i]["mmap_resident_bytes"] = resident[i];
+  }
+  EXPECT_EQ(ProcessGrowthWarning(Steps(ends, process)),
+            "the process's resident memory grew over 3 steps by 2,097,152 bytes: malloc heap in "
+            "use 1,572,864 bytes (of which tracked places 40,960 bytes), freed but kept by malloc "
+            "262,144 bytes, malloc's own mappings 65,536 bytes, the program's anonymous mappings "
+            "32,768 bytes resident of 1,048,576 bytes reserved, the rest (163,840 bytes) outside "
+            "malloc: code, stacks, other mappings.");
+}
+
+TEST(ProcessGrowthWarningTest, UnderOneMiBOrWithoutHeapFiguresNothingIsSaid) {
+  auto process = [](int64_t last_rss, bool heap_figures) {
+    std::vector<Figures> steps;
+    for (const int64_t rss : {int64_t{0}, int64_t{1} << 19, last_rss}) {
+      steps.push_back({{"rss_bytes", rss}});
+      if (heap_figures) steps.back()["heap_in_use_bytes"] = 0;
+    }
+    return steps;
+  };
+  const std::vector<Figures> ends(3, Figures{{"CPU", 0}});
+  EXPECT_EQ(ProcessGrowthWarning(Steps(ends, process((1 << 20) - 1, true))), "");
+  EXPECT_NE(ProcessGrowthWarning(Steps(ends, process(1 << 20, true))), "");
+  EXPECT_EQ(ProcessGrowthWarning(Steps(ends, process(8 << 20, false))), "");
+}
+
+}  // namespace
+}  // namespace internal
 }  // namespace paddle_prof
