@@ -1,10 +1,13 @@
 // The live-block tables: a block freed on another thread than the one that allocated
-// it, and tables that grow past the first one and keep every block findable.
+// it, and tables that grow past the first one and keep every block findable; a table's
+// inserts, removals and walks on hand-made blocks.
 #include "live_block_table.h"
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <thread>
+#include <utility>
 
 #include "paddle_prof/paddle_prof.h"
 #include "test_util.h"
@@ -62,4 +65,139 @@ TEST_F(MemoryTest, ManyLiveBlocksGrowTheTableAndStayFindable) {
 }
 
 }  // namespace
+
+namespace internal {
+namespace {
+
+using testing::Address;
+
+LiveBlock Sized(int64_t size, const char* name = nullptr) {
+  LiveBlock b;
+  b.size = size;
+  b.name = name;
+  return b;
+}
+
+TEST(BlockTableTest, ARemovedBlockComesBackWithEveryFieldAndOnlyOnce) {
+  static const char kName[] = "conv2d", kTag[] = "[1, 3]";
+  BlockTable table(1024);
+  LiveBlock in;
+  in.size = int64_t{1} << 40;
+  in.place = 15;
+  in.thread = 4321;
+  in.serial = 99;
+  in.window = 5;
+  in.step = 1 << 30;
+  in.name = kName;
+  in.tag = kTag;
+  ASSERT_TRUE(table.Insert(Address(1), in));
+  LiveBlock out;
+  EXPECT_FALSE(table.Remove(Address(2), &out));  // never inserted
+  ASSERT_TRUE(table.Remove(Address(1), &out));
+  EXPECT_EQ(out.size, int64_t{1} << 40);
+  EXPECT_EQ(out.place, 15);
+  EXPECT_EQ(out.thread, 4321);
+  EXPECT_EQ(out.serial, 99u);
+  EXPECT_EQ(out.window, 5u);
+  EXPECT_EQ(out.step, 1 << 30);
+  EXPECT_EQ(out.name, kName);
+  EXPECT_EQ(out.tag, kTag);
+  EXPECT_FALSE(table.Remove(Address(1), &out));  // already freed
+  // Allocated while profiling was off: no thread, no owner.
+  ASSERT_TRUE(table.Insert(Address(3), Sized(8)));
+  ASSERT_TRUE(table.Remove(Address(3), &out));
+  EXPECT_EQ(out.size, 8);
+  EXPECT_EQ(out.thread, -1);
+  EXPECT_EQ(out.window, 0u);
+  EXPECT_EQ(out.name, nullptr);
+  EXPECT_EQ(out.tag, nullptr);
+}
+
+TEST(BlockTableTest, ATableTakesOneBlockPerSlotAndReusesTheSlotsOfFreedOnes) {
+  constexpr int kSlots = BlockTable::kMaxProbe;  // every probe sees every slot
+  BlockTable table(kSlots);
+  for (int i = 0; i < kSlots; ++i) ASSERT_TRUE(table.Insert(Address(i), Sized(i))) << i;
+  EXPECT_FALSE(table.Insert(Address(kSlots), Sized(kSlots)));
+  LiveBlock out;
+  for (int i = 0; i < kSlots; i += 2) ASSERT_TRUE(table.Remove(Address(i), &out)) << i;
+  for (int i = 0; i < kSlots / 2; ++i) {
+    ASSERT_TRUE(table.Insert(Address(1000 + i), Sized(1000 + i))) << i;
+  }
+  EXPECT_FALSE(table.Insert(Address(kSlots), Sized(kSlots)));
+  // The blocks kept are found past the freed and reused slots, with their own sizes.
+  for (int i = 1; i < kSlots; i += 2) {
+    ASSERT_TRUE(table.Remove(Address(i), &out)) << i;
+    EXPECT_EQ(out.size, i);
+  }
+  for (int i = 0; i < kSlots / 2; ++i) {
+    ASSERT_TRUE(table.Remove(Address(1000 + i), &out)) << i;
+    EXPECT_EQ(out.size, 1000 + i);
+  }
+}
+
+TEST(BlockTableTest, ForEachVisitsEachLiveBlockOnce) {
+  BlockTable table(1024);
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(table.Insert(Address(i), Sized(i + 1))) << i;
+  LiveBlock out;
+  for (int i = 0; i < 100; i += 3) ASSERT_TRUE(table.Remove(Address(i), &out)) << i;
+  int64_t blocks = 0, bytes = 0;
+  table.ForEach([&](const LiveBlock& b) {
+    ++blocks;
+    bytes += b.size;
+  });
+  EXPECT_EQ(blocks, 66);   // 100 less the 34 multiples of 3 below 100
+  EXPECT_EQ(bytes, 3333);  // 5050 less 1 + 4 + ... + 100
+}
+
+TEST(LiveBlocksTest, RemoveFindsAnotherThreadsBlockAndRemoveOwnDoesNot) {
+  ASSERT_TRUE(LiveBlocks::Insert(Address(1), Sized(777)));
+  bool found_as_own = true, found = false, own_found = false;
+  int64_t size = 0;
+  std::thread([&] {
+    ASSERT_TRUE(LiveBlocks::Insert(Address(2), Sized(5)));  // tables of its own
+    LiveBlock out;
+    found_as_own = LiveBlocks::RemoveOwn(Address(1), &out);
+    found = LiveBlocks::Remove(Address(1), &out);
+    size = out.size;
+    own_found = LiveBlocks::RemoveOwn(Address(2), &out) && out.size == 5;
+  }).join();
+  EXPECT_FALSE(found_as_own);
+  EXPECT_TRUE(found);
+  EXPECT_EQ(size, 777);
+  EXPECT_TRUE(own_found);
+  LiveBlock out;
+  EXPECT_FALSE(LiveBlocks::Remove(Address(1), &out));
+  EXPECT_FALSE(LiveBlocks::Remove(Address(2), &out));
+}
+
+TEST(LiveBlocksTest, ForEachSeesEveryBlockAcrossTableGrowth) {
+  static const char kMarker[] = "marker";  // tells this test's blocks from any other
+  constexpr int kBlocks = 50000;           // past the first table, which has 16,384 slots
+  auto live = [] {
+    std::pair<int64_t, int64_t> blocks_bytes{0, 0};
+    LiveBlocks::ForEach([&](const LiveBlock& b) {
+      if (b.name != kMarker) return;
+      ++blocks_bytes.first;
+      blocks_bytes.second += b.size;
+    });
+    return blocks_bytes;
+  };
+  for (int i = 0; i < kBlocks; ++i) {
+    ASSERT_TRUE(LiveBlocks::Insert(Address(i), Sized(i % 7 + 1, kMarker))) << i;
+  }
+  EXPECT_EQ(live(), std::make_pair(int64_t{kBlocks}, int64_t{199997}));
+  int removed = 0;
+  std::thread([&] {
+    LiveBlock out;
+    for (int i = 0; i < kBlocks; i += 2) removed += LiveBlocks::Remove(Address(i), &out);
+  }).join();
+  EXPECT_EQ(removed, kBlocks / 2);
+  EXPECT_EQ(live(), std::make_pair(int64_t{kBlocks / 2}, int64_t{100000}));  // the odd ones
+  LiveBlock out;
+  for (int i = 1; i < kBlocks; i += 2) ASSERT_TRUE(LiveBlocks::RemoveOwn(Address(i), &out)) << i;
+  EXPECT_EQ(live(), std::make_pair(int64_t{0}, int64_t{0}));
+}
+
+}  // namespace
+}  // namespace internal
 }  // namespace paddle_prof
