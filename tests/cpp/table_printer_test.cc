@@ -1,7 +1,9 @@
-// Report::Table(), the text report, on hand-made reports: escaped names on one line,
-// empty rows.
+// Report::Table(), the text report, on hand-made reports: the layout, times and bytes as
+// printed, the memory, per-place and GPU columns, escaped names on one line, empty rows.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -53,6 +55,131 @@ TEST(SummaryJsonTest, EmptyRowsPrintDashesNotZeros) {
   EXPECT_NE(table.find("[no event]  0      -      -     -     -     -     0.00%"),
             std::string::npos)
       << table;
+}
+
+EventRow Timed(const char* name, int64_t calls, double total, double self, double min, double max,
+               double ave, double ratio) {
+  EventRow row;
+  row.name = name;
+  row.calls = calls;
+  row.total_ms = total;
+  row.self_ms = self;
+  row.min_ms = min;
+  row.max_ms = max;
+  row.ave_ms = ave;
+  row.ratio = ratio;
+  return row;
+}
+
+constexpr char kBanner[] =
+    "\n------------------------->     Profiling Report     <-------------------------\n\n";
+
+TEST(TablePrinterTest, AWholeTableLinesUpItsColumns) {
+  Report report;
+  report.sorted_by = EventSortingKey::kSelf;
+  report.wall_ms = 1234.5678;
+  report.steps.resize(2);
+  report.events = {Timed("conv2d", 2, 3, 2, 1, 2, 1.5, 0.75),
+                   Timed("relu", 1, 0.5, 0.5, 0.5, 0.5, 0.5, 0.2),
+                   Timed("tiny", 1000, 0.021, 0.021, 0.000015, 0.000042, 0.000021, 0.05)};
+  report.events[1].tag = "fp16";  // not bracketed: the table brackets it
+  report.warnings = {"x"};
+  EXPECT_EQ(report.Table(),
+            std::string(kBanner) +
+                "Place: CPU  Total Time: 1234.57ms  Sorted by self time in descending order  "
+                "Steps: 2\n"
+                "Times in milliseconds; Self excludes nested events of the same thread.\n\n"
+                "Event        Calls  Total  Self   Min.      Max.      Ave.      Ratio.\n"
+                "conv2d       2      3      2      1         2         1.5       75.00%\n"
+                "relu [fp16]  1      0.5    0.5    0.5       0.5       0.5       20.00%\n"
+                "tiny         1000   0.021  0.021  0.000015  0.000042  0.000021  5.00%\n"
+                "Warning: x\n");
+}
+
+TEST(TablePrinterTest, BytesReadInBinaryUnitsUpToTiB) {
+  Report report;
+  report.places = {{"CPU", 1310720, 0, 1023, 0, {}},
+                   {"CUDA:0",
+                    int64_t{3} << 30,
+                    1024,
+                    1536,
+                    2,
+                    {{"matmul", "[8, 8]", int64_t{2} << 30},
+                     {"[before profiling]", std::nullopt, 768 << 20},
+                     {"relu", std::nullopt, 1024},
+                     {"fourth", std::nullopt, 1}}},
+                   {"native", int64_t{5} << 40, int64_t{2048} << 40, -2048, 0, {}}};
+  EXPECT_EQ(report.Table(),
+            std::string(kBanner) +
+                "Place: CPU  Total Time: 0ms  Sorted by total time in descending order\n"
+                "Memory on CPU: peak 1.25 MiB, start 0 B, end 1023 B\n"
+                "Memory on CUDA:0: peak 3.00 GiB, start 1.00 KiB, end 1.50 KiB, 2 untracked "
+                "frees; at the peak held by matmul [8, 8] 2.00 GiB, [before profiling] 768.00 MiB, "
+                "relu 1.00 KiB\n"
+                "Memory on native: peak 5.00 TiB, start 2048.00 TiB, end -2.00 KiB\n"
+                "Times in milliseconds; Self excludes nested events of the same thread; Peak Mem. "
+                "is the most a call held at once, Live Mem. what is still allocated.\n\n"
+                "Event  Calls  Total  Self  Min.  Max.  Ave.  Ratio.  Peak Mem.  Live Mem.\n"
+                "(no events recorded)\n");
+}
+
+TEST(TablePrinterTest, MemoryColumnsSumThePlacesAndTheDetailedTableShowsEach) {
+  Report report;
+  report.places = {{"CPU", 0, 0, 0, 0, {}}, {"CUDA:0", 0, 0, 0, 0, {}}};
+  report.events = {Timed("op", 1, 1, 1, 1, 1, 1, 1), Timed("idle", 0, 0, 0, 0, 0, 0, 0)};
+  report.events[0].memory["CPU"] = {1024, 2048, 2, 1024, 1, 512};
+  report.events[0].memory["CUDA:0"] = {1024, 1024, 1, 0, 0, 0};
+  const std::string table = report.Table();
+  for (const std::string line :
+       {"Event  Calls  Total  Self  Min.  Max.  Ave.  Ratio.   Peak Mem.  Live Mem.",
+        "op     1      1      1     1     1     1     100.00%  2.00 KiB   512 B",
+        "idle   0      -      -     -     -     -     0.00%    0 B        0 B"}) {
+    EXPECT_NE(table.find("\n" + line + "\n"), std::string::npos) << line << "\n" << table;
+  }
+  EXPECT_EQ(table.find("CPU Alloc"), std::string::npos) << table;
+  const std::string detailed = report.Table(/*detailed=*/true);
+  for (const std::string line :
+       {"Event  Calls  Total  Self  Min.  Max.  Ave.  Ratio.   Peak Mem.  Live Mem.  CPU Alloc  "
+        "CPU Allocs  CPU Freed  CPU Frees  CUDA:0 Alloc  CUDA:0 Allocs  CUDA:0 Freed  CUDA:0 "
+        "Frees",
+        "op     1      1      1     1     1     1     100.00%  2.00 KiB   512 B      2.00 KiB   "
+        "2           1.00 KiB   1          1.00 KiB      1              0 B           0",
+        "idle   0      -      -     -     -     -     0.00%    0 B        0 B        0 B        "
+        "0           0 B        0          0 B           0              0 B           0"}) {
+    EXPECT_NE(detailed.find("\n" + line + "\n"), std::string::npos) << line << "\n" << detailed;
+  }
+}
+
+TEST(TablePrinterTest, GpuColumnsShowForTheGpuStatesAndOnlyForCalledRows) {
+  Report report;
+  report.state = ProfilerState::kAll;
+  report.events = {Timed("matmul", 2, 1, 1, 1, 1, 1, 1), Timed("host_only", 1, 1, 1, 1, 1, 1, 0),
+                   Timed("never_called", 0, 0, 0, 0, 0, 0, 0)};
+  report.events[0].gpu_total_ms = 0.25;
+  report.events[0].gpu_min_ms = 0.1;
+  report.events[0].gpu_max_ms = 0.15;
+  report.events[0].gpu_ave_ms = 0.125;
+  report.events[2].gpu_total_ms = 0.5;  // no calls: not shown
+  const std::string table = report.Table();
+  EXPECT_NE(table.find("\nPlace: All  Total Time: 0ms  Sorted by total time in descending order\n"
+                       "Times in milliseconds; Self excludes nested events of the same thread; GPU "
+                       "is the time the GPU was busy with what a call launched, nested calls "
+                       "included.\n\n"),
+            std::string::npos)
+      << table;
+  for (const std::string line :
+       {"Event         Calls  Total  Self  Min.  Max.  Ave.  Ratio.   GPU Total  GPU Min.  GPU "
+        "Max.  GPU Ave.",
+        "matmul        2      1      1     1     1     1     100.00%  0.25       0.1       0.15   "
+        "   0.125",
+        "host_only     1      1      1     1     1     1     0.00%    -          -         -     "
+        "    -",
+        "never_called  0      -      -     -     -     -     0.00%    -          -         -     "
+        "    -"}) {
+    EXPECT_NE(table.find("\n" + line + "\n"), std::string::npos) << line << "\n" << table;
+  }
+  report.state = ProfilerState::kCPU;
+  EXPECT_EQ(report.Table().find("GPU"), std::string::npos) << report.Table();
 }
 
 }  // namespace
