@@ -1,5 +1,6 @@
 // Memory per operator and place against known allocations: exact bytes for peaks, live
-// blocks, frees of old and unknown blocks, threads, steps and the growth explanation.
+// blocks, frees of old, unknown and already freed blocks, threads, sizes that cannot be
+// served, and addresses reported live again.
 #include "memory_tracker.h"
 
 #include <gtest/gtest.h>
