@@ -70,13 +70,7 @@ namespace internal {
 namespace {
 
 using testing::Address;
-
-LiveBlock Sized(int64_t size, const char* name = nullptr) {
-  LiveBlock b;
-  b.size = size;
-  b.name = name;
-  return b;
-}
+using testing::LiveBlockOf;
 
 TEST(BlockTableTest, ARemovedBlockComesBackWithEveryFieldAndOnlyOnce) {
   static const char kName[] = "conv2d", kTag[] = "[1, 3]";
@@ -104,7 +98,7 @@ TEST(BlockTableTest, ARemovedBlockComesBackWithEveryFieldAndOnlyOnce) {
   EXPECT_EQ(out.tag, kTag);
   EXPECT_FALSE(table.Remove(Address(1), &out));  // already freed
   // Allocated while profiling was off: no thread, no owner.
-  ASSERT_TRUE(table.Insert(Address(3), Sized(8)));
+  ASSERT_TRUE(table.Insert(Address(3), LiveBlockOf(8)));
   ASSERT_TRUE(table.Remove(Address(3), &out));
   EXPECT_EQ(out.size, 8);
   EXPECT_EQ(out.thread, -1);
@@ -116,14 +110,14 @@ TEST(BlockTableTest, ARemovedBlockComesBackWithEveryFieldAndOnlyOnce) {
 TEST(BlockTableTest, ATableTakesOneBlockPerSlotAndReusesTheSlotsOfFreedOnes) {
   constexpr int kSlots = BlockTable::kMaxProbe;  // every probe sees every slot
   BlockTable table(kSlots);
-  for (int i = 0; i < kSlots; ++i) ASSERT_TRUE(table.Insert(Address(i), Sized(i))) << i;
-  EXPECT_FALSE(table.Insert(Address(kSlots), Sized(kSlots)));
+  for (int i = 0; i < kSlots; ++i) ASSERT_TRUE(table.Insert(Address(i), LiveBlockOf(i))) << i;
+  EXPECT_FALSE(table.Insert(Address(kSlots), LiveBlockOf(kSlots)));
   LiveBlock out;
   for (int i = 0; i < kSlots; i += 2) ASSERT_TRUE(table.Remove(Address(i), &out)) << i;
   for (int i = 0; i < kSlots / 2; ++i) {
-    ASSERT_TRUE(table.Insert(Address(1000 + i), Sized(1000 + i))) << i;
+    ASSERT_TRUE(table.Insert(Address(1000 + i), LiveBlockOf(1000 + i))) << i;
   }
-  EXPECT_FALSE(table.Insert(Address(kSlots), Sized(kSlots)));
+  EXPECT_FALSE(table.Insert(Address(kSlots), LiveBlockOf(kSlots)));
   // The blocks kept are found past the freed and reused slots, with their own sizes.
   for (int i = 1; i < kSlots; i += 2) {
     ASSERT_TRUE(table.Remove(Address(i), &out)) << i;
@@ -137,7 +131,7 @@ TEST(BlockTableTest, ATableTakesOneBlockPerSlotAndReusesTheSlotsOfFreedOnes) {
 
 TEST(BlockTableTest, ForEachVisitsEachLiveBlockOnce) {
   BlockTable table(1024);
-  for (int i = 0; i < 100; ++i) ASSERT_TRUE(table.Insert(Address(i), Sized(i + 1))) << i;
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(table.Insert(Address(i), LiveBlockOf(i + 1))) << i;
   LiveBlock out;
   for (int i = 0; i < 100; i += 3) ASSERT_TRUE(table.Remove(Address(i), &out)) << i;
   int64_t blocks = 0, bytes = 0;
@@ -150,11 +144,11 @@ TEST(BlockTableTest, ForEachVisitsEachLiveBlockOnce) {
 }
 
 TEST(LiveBlocksTest, RemoveFindsAnotherThreadsBlockAndRemoveOwnDoesNot) {
-  ASSERT_TRUE(LiveBlocks::Insert(Address(1), Sized(777)));
+  ASSERT_TRUE(LiveBlocks::Insert(Address(1), LiveBlockOf(777)));
   bool found_as_own = true, found = false, own_found = false;
   int64_t size = 0;
   std::thread([&] {
-    ASSERT_TRUE(LiveBlocks::Insert(Address(2), Sized(5)));  // tables of its own
+    ASSERT_TRUE(LiveBlocks::Insert(Address(2), LiveBlockOf(5)));  // tables of its own
     LiveBlock out;
     found_as_own = LiveBlocks::RemoveOwn(Address(1), &out);
     found = LiveBlocks::Remove(Address(1), &out);
@@ -183,7 +177,7 @@ TEST(LiveBlocksTest, ForEachSeesEveryBlockAcrossTableGrowth) {
     return blocks_bytes;
   };
   for (int i = 0; i < kBlocks; ++i) {
-    ASSERT_TRUE(LiveBlocks::Insert(Address(i), Sized(i % 7 + 1, kMarker))) << i;
+    ASSERT_TRUE(LiveBlocks::Insert(Address(i), LiveBlockOf(i % 7 + 1, kMarker))) << i;
   }
   EXPECT_EQ(live(), std::make_pair(int64_t{kBlocks}, int64_t{199997}));
   int removed = 0;

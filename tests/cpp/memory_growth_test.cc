@@ -118,6 +118,7 @@ TEST_F(MemoryTest, ProcessGrowthIsBrokenIntoItsParts) {
 namespace internal {
 namespace {
 
+using testing::LiveBlockOf;
 using Figures = std::map<std::string, int64_t>;
 
 // A collection whose steps ended with these live bytes per place and process figures.
@@ -133,23 +134,14 @@ Collection Steps(const std::vector<Figures>& end_bytes, const std::vector<Figure
   return c;
 }
 
-LiveBlock Block(int64_t size, int step, const char* name, const char* tag = nullptr) {
-  LiveBlock b;
-  b.size = size;
-  b.step = step;
-  b.name = name;
-  b.tag = tag;
-  return b;
-}
-
 TEST(MemoryGrowthWarningTest, NamesTheEventsHoldingBlocksFromSeveralSteps) {
   // Live bytes at step ends, summed over the places: 0, 8192, 16384.
   Collection c = Steps({{{"CPU", 0}, {"CUDA:0", 0}},
                         {{"CPU", 4096}, {"CUDA:0", 4096}},
                         {{"CPU", 8192}, {"CUDA:0", 8192}}});
-  c.live_blocks = {Block(100, 0, "small"), Block(4096, 1, "cache", "[1]"),
-                   Block(4096, 2, "cache", "[2]"), Block(8192, 2, "one_step"),
-                   Block(200, 2, "small")};
+  c.live_blocks = {LiveBlockOf(100, "small"), LiveBlockOf(4096, "cache", "[1]", 1),
+                   LiveBlockOf(4096, "cache", "[2]", 2), LiveBlockOf(8192, "one_step", nullptr, 2),
+                   LiveBlockOf(200, "small", nullptr, 2)};
   EXPECT_EQ(MemoryGrowthWarning(c),
             "live memory grew over 3 steps, from 0 bytes to 16,384 bytes at step ends; "
             "still-live blocks allocated in later and later steps are held by: cache (8,192 "

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "live_block_table.h"
 #include "paddle_prof/paddle_prof.h"
 
 namespace paddle_prof::testing {
@@ -81,6 +82,18 @@ constexpr int64_t kMiB = 1 << 20;
 // Fake device addresses for RecordAlloc/RecordFree: never dereferenced.
 inline const void* Address(uintptr_t n) {
   return reinterpret_cast<const void*>(0x100000000000 + n * 4096);
+}
+
+// A live block of `size` bytes owned by `name` and `tag`, allocated at `step`; the rest as
+// when profiling is off.
+inline internal::LiveBlock LiveBlockOf(int64_t size, const char* name = nullptr,
+                                       const char* tag = nullptr, int step = 0) {
+  internal::LiveBlock b;
+  b.size = size;
+  b.name = name;
+  b.tag = tag;
+  b.step = step;
+  return b;
 }
 
 // Tests of tracked memory: a tracked CPU allocator, and an op that allocates in a known
