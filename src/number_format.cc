@@ -7,9 +7,11 @@
 namespace paddle_prof::internal {
 
 std::string FormatMs(double ms) {
-  char buf[32];
-  // %g would write 2.1e-05: below a microsecond, fixed decimals read better.
-  std::snprintf(buf, sizeof(buf), ms != 0 && ms < 0.001 ? "%.6f" : "%.6g", ms);
+  char buf[64];
+  // %g would write 2.1e-05 below a microsecond and 1.23457e+06 from 1,000 s on: fixed
+  // decimals read better at both ends.
+  const char* format = ms != 0 && ms < 0.001 ? "%.6f" : ms >= 1e6 ? "%.0f" : "%.6g";
+  std::snprintf(buf, sizeof(buf), format, ms);
   return buf;
 }
 
@@ -24,7 +26,8 @@ std::string FormatBytes(int64_t bytes) {
   constexpr size_t kLargest = std::size(kUnits) - 1;
   double value = static_cast<double>(bytes);
   size_t unit = 0;
-  while (std::abs(value) >= 1024 && unit < kLargest) {
+  // 1023.996 KiB would print as "1024.00 KiB": it is the next unit's 1.00.
+  while (std::abs(value) >= (unit == 0 ? 1024 : 1023.995) && unit < kLargest) {
     value /= 1024;
     ++unit;
   }

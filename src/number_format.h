@@ -9,7 +9,8 @@
 
 namespace paddle_prof::internal {
 
-// Six significant digits, never an exponent: "0.000021", "12.3456", "1234.57".
+// Six significant digits, never an exponent: "0.000021", "12.3456", "1234.57", and
+// whole milliseconds from 1,000 s on: "1234568".
 std::string FormatMs(double ms);
 // `value` with `decimals` digits after the point: "1.500".
 std::string FormatFixed(double value, int decimals);
