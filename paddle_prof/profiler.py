@@ -7,7 +7,7 @@ import signal
 import sys
 import threading
 import warnings
-from typing import Any, Optional, TextIO, Union
+from typing import Any, Callable, Optional, Sequence, TextIO, Union
 
 from paddle_prof import _core
 from paddle_prof.report import Report
@@ -16,23 +16,29 @@ STATES = tuple(_core.STATES)
 SORTED_KEYS = (None,) + tuple(_core.SORTED_KEYS)
 
 
-# The core validates, with its own message; a value that is not even a str is shown to
-# it as its repr, which names no state or key.
-def _check_state(state: str) -> str:
+def _checked(check: Callable[[str], None], value: Any, what: str, names: Sequence[str]) -> None:
+    """Raises ValueError unless the core's `check` accepts `value`: with the core's own
+    message, or, for what is not a str it can read, naming the valid values."""
     try:
-        _core.check_state(state if isinstance(state, str) else repr(state))
+        if not isinstance(value, str):  # the binding would take bytes too
+            raise TypeError
+        check(value)
     except ValueError as e:
-        raise ValueError(f"state: {e}") from None
+        raise ValueError(f"{what}: {e}") from None
+    except TypeError:  # not a str, or one that is not valid Unicode
+        valid = ", ".join(map(repr, names))
+        raise ValueError(f"{what} must be one of {valid}; got {value!r}") from None
+
+
+def _check_state(state: str) -> str:
+    _checked(_core.check_state, state, "state", STATES)
     return state
 
 
 def _check_sorted_key(sorted_key: Optional[str]) -> str:
     if sorted_key is None:
         return "total"
-    try:
-        _core.check_sorted_key(sorted_key if isinstance(sorted_key, str) else repr(sorted_key))
-    except ValueError as e:
-        raise ValueError(f"sorted_key: {e}") from None
+    _checked(_core.check_sorted_key, sorted_key, "sorted_key", SORTED_KEYS)
     return sorted_key
 
 

@@ -83,7 +83,7 @@ PYBIND11_MODULE(_core, m) {
   m.attr("STATES") = internal::ProfilerStateNames();
   m.attr("SORTED_KEYS") = internal::SortingKeyNames();
   m.def("check_state", [](const std::string& state) { ParseProfilerState(state); });
-  m.def("check_sorted_key", [](const std::string& key) { ParseSortingKey(key); });
+  m.def("check_sorted_key", [](const std::string& key) { internal::SortingKeyNamed(key); });
   m.def("enable_profiler",
         [](const std::string& state) { EnableProfiler(ParseProfilerState(state)); });
   m.def(

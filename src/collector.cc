@@ -1,7 +1,6 @@
 #include "collector.h"
 
 #include "event_buffer.h"
-#include "flags.h"
 #include "gpu_correlation.h"
 #include "live_block_table.h"
 #include "memory_timeline.h"
@@ -18,11 +17,11 @@ void CollectRecorder(const ThreadRecorder& r, Collection* c) {
   const size_t size = r.buffer().Size();  // before the calls begun, which it bounds
   const RecorderCounters& counters = r.counters();
   const int64_t begun = r.BegunInWindow();
-  c->forced_closes += counters.forced_closes.load(std::memory_order_relaxed);
-  c->foreign_ends += counters.foreign_ends.load(std::memory_order_relaxed);
-  c->dropped += counters.dropped.load(std::memory_order_relaxed);
-  c->dropped_memory += counters.dropped_memory.load(std::memory_order_relaxed);
-  c->lost_places += counters.lost_places.load(std::memory_order_relaxed);
+  c->forced_closes += counters.forced_closes;
+  c->foreign_ends += counters.foreign_ends;
+  c->dropped += counters.dropped;
+  c->dropped_memory += counters.dropped_memory;
+  c->lost_places += counters.lost_places;
   for (int place = 0; place < static_cast<int>(c->places.size()); ++place) {
     NoEventUsage u;
     u.thread = r.index();
@@ -30,9 +29,9 @@ void CollectRecorder(const ThreadRecorder& r, Collection* c) {
     u.stats = r.root_usage(place).Stats();
     if (u.stats.alloc_count > 0 || u.stats.free_count > 0) c->no_event.push_back(u);
   }
-  c->threads.push_back({r.index(), r.os_tid(), r.thread_name(), &r.buffer(), size,
-                        begun - counters.dropped.load(std::memory_order_relaxed) -
-                            counters.abandoned.load(std::memory_order_relaxed)});
+  c->threads.push_back(
+      {r.index(), r.os_tid(), r.thread_name(), &r.buffer(), size,
+       begun - counters.dropped - counters.abandoned.load(std::memory_order_relaxed)});
 }
 
 }  // namespace
@@ -48,7 +47,7 @@ void CollectThreads(uint64_t window, uint64_t first_window, Collection* c) {
     if (block.window == window) c->live_blocks.push_back(block);
   });
   c->buffer_chunks = EventBuffer::ChunksInUse();
-  c->buffer_bound_mb = FLAGS_paddle_prof_max_buffer_mb;
+  c->buffer_bound_mb = EventBuffer::BoundMb();
   for (int place = 0; place < static_cast<int>(c->places.size()); ++place) {
     c->sampled_places.push_back(PlaceCountedPerThread(place));
   }

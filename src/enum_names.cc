@@ -15,8 +15,8 @@ constexpr std::pair<EventSortingKey, const char*> kSortingKeys[] = {
     {EventSortingKey::kCalls, "calls"},
     {EventSortingKey::kTotal, "total"},
     {EventSortingKey::kSelf, "self"},
-    {EventSortingKey::kMin, "min"},
     {EventSortingKey::kMax, "max"},
+    {EventSortingKey::kMin, "min"},
     {EventSortingKey::kAve, "ave"},
     {EventSortingKey::kPeakMemory, "peak_memory"},
     {EventSortingKey::kLiveMemory, "live_memory"},
@@ -58,12 +58,9 @@ std::string SortingKeyName(EventSortingKey key) {
 }
 
 EventSortingKey ParseSortingKey(const std::string& name) {
+  // FLAGS_paddle_prof_sorted_key's spellings of the default.
   if (name.empty() || name == "default") return EventSortingKey::kTotal;
-  for (const auto& [k, n] : kSortingKeys) {
-    if (name == n) return k;
-  }
-  throw std::invalid_argument("unknown sorting key '" + name + "'; valid keys are " +
-                              ValidNames(kSortingKeys));
+  return internal::SortingKeyNamed(name);
 }
 
 ProfilerState ParseProfilerState(const std::string& name) {
@@ -78,6 +75,14 @@ namespace internal {
 
 std::vector<std::string> ProfilerStateNames() { return Names(kStates); }
 std::vector<std::string> SortingKeyNames() { return Names(kSortingKeys); }
+
+EventSortingKey SortingKeyNamed(const std::string& name) {
+  for (const auto& [k, n] : kSortingKeys) {
+    if (name == n) return k;
+  }
+  throw std::invalid_argument("unknown sorting key '" + name + "'; valid keys are " +
+                              ValidNames(kSortingKeys));
+}
 
 }  // namespace internal
 

@@ -6,10 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "paddle_prof/report.h"
+
 namespace paddle_prof::internal {
 
 std::vector<std::string> ProfilerStateNames();
 std::vector<std::string> SortingKeyNames();
+// The key of one of SortingKeyNames(); std::invalid_argument naming them otherwise
+// (ParseSortingKey also takes "" and "default", as the flag does).
+EventSortingKey SortingKeyNamed(const std::string& name);
 
 }  // namespace paddle_prof::internal
 

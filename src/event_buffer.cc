@@ -39,6 +39,8 @@ EventRecord* MapChunk() {
 
 size_t EventBuffer::ChunksInUse() { return g_chunks_in_use.load(std::memory_order_relaxed); }
 
+int64_t EventBuffer::BoundMb() { return std::max(FLAGS_paddle_prof_max_buffer_mb, 0); }
+
 EventRecord* EventBuffer::ChunkFor(size_t n) {
   const size_t index = n / kRecordsPerChunk;
   if (index >= kMaxChunks) return nullptr;
@@ -47,7 +49,7 @@ EventRecord* EventBuffer::ChunkFor(size_t n) {
   // The bound in whole chunks, rounded up; a buffer's first chunk is granted whatever
   // the bound, so that every recording thread records something (the report says when
   // that took the buffers past the bound).
-  const size_t bound = static_cast<size_t>(std::max(FLAGS_paddle_prof_max_buffer_mb, 0)) << 20;
+  const size_t bound = static_cast<size_t>(BoundMb()) << 20;
   const size_t budget = (bound + kChunkBytes - 1) / kChunkBytes;
   size_t in_use = g_chunks_in_use.load(std::memory_order_relaxed);
   do {

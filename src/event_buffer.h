@@ -53,6 +53,8 @@ class EventBuffer {
 
   // Chunks allocated by all buffers, for tests and benchmarks.
   static size_t ChunksInUse();
+  // The budget now (FLAGS_paddle_prof_max_buffer_mb), in MiB.
+  static int64_t BoundMb();
 
  private:
   // Returns the chunk that holds record n, allocating it when needed; nullptr when the

@@ -86,6 +86,9 @@ class RecordCursor {
       }
       next_ += 2;
     }
+    // A first half whose second the buffer bound dropped is no figure; the GPU scope id
+    // may still follow it, if a later append found room.
+    if (NextIs(RecordKind::kScopeMemory)) ++next_;
     call_.has_gpu_scope = NextIs(RecordKind::kGpuScope);
     call_.gpu_scope = call_.has_gpu_scope ? At(next_++).start : 0;
   }

@@ -42,27 +42,24 @@ struct alignas(64) OpenScope {
   ScopeMemory memory;
 };
 
-// Counters with a single writer: a plain load and store, no locked instruction.
-inline void AddOwned(std::atomic<int64_t>& counter, int64_t delta) {
-  counter.store(counter.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
-}
-
-// Per-window counts for the report's warnings, written by the owner only, off the
-// common path.
+// Per-window counts for the report's warnings, written by the owner only (but one),
+// off the common path.
 struct RecorderCounters {
-  std::atomic<int64_t> forced_closes{0};   // ends that closed scopes opened after them
-  std::atomic<int64_t> foreign_ends{0};    // scopes ended on a thread that did not begin them
-  std::atomic<int64_t> dropped{0};         // calls lost to the buffer budget or depth bound
-  std::atomic<int64_t> lost_places{0};     // a scope touched more than ScopeMemory::kSlots
-  std::atomic<int64_t> dropped_memory{0};  // memory records lost to the buffer budget
-  // This thread's scopes of the window ended on another thread: written by that thread.
+  OwnedCounter forced_closes;   // ends that closed scopes opened after them
+  OwnedCounter foreign_ends;    // scopes ended on a thread that did not begin them
+  OwnedCounter dropped;         // calls lost to the buffer budget or depth bound
+  OwnedCounter lost_places;     // a scope touched more than ScopeMemory::kSlots
+  OwnedCounter dropped_memory;  // memory records lost to the buffer budget
+  // This thread's scopes of the window ended on another thread: written by that thread,
+  // so a real atomic add.
   std::atomic<int64_t> abandoned{0};
 
   void Clear() {
-    for (auto* c :
-         {&forced_closes, &foreign_ends, &dropped, &lost_places, &dropped_memory, &abandoned}) {
-      c->store(0, std::memory_order_relaxed);
+    for (OwnedCounter* c :
+         {&forced_closes, &foreign_ends, &dropped, &lost_places, &dropped_memory}) {
+      *c = 0;
     }
+    abandoned.store(0, std::memory_order_relaxed);
   }
 };
 
@@ -175,7 +172,7 @@ class ThreadRecorder {
   struct ExitNotifier;
   static ThreadRecorder* RegisterCurrentThread();
 
-  static void Bump(std::atomic<int64_t>& counter) { AddOwned(counter, 1); }
+  static void Bump(OwnedCounter& counter) { counter += 1; }
   // Rewinds buffer and counters when `window` is newer than what they hold.
   void SyncWindow(uint64_t window) {
     if (window_.load(std::memory_order_relaxed) != window) StartWindow(window);

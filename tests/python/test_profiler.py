@@ -92,6 +92,22 @@ def test_memory_sort_keys_order_the_rows(key):
     assert names == (['b', 'c', 'a'] if key == 'peak_memory' else ['a', 'c', 'b'])
 
 
+def test_states_and_keys_are_the_cores_and_checked_by_it():
+    assert paddle_prof.STATES == ('CPU', 'GPU', 'All')
+    assert paddle_prof.SORTED_KEYS == (None, 'calls', 'total', 'self', 'max', 'min', 'ave',
+                                       'peak_memory', 'live_memory')
+    for key in ('', 'default', 'Total'):  # the C++ flag's spellings of the default are not keys
+        with pytest.raises(ValueError, match=r"^sorted_key: unknown sorting key"):
+            paddle_prof.profiler('CPU', key)
+    with pytest.raises(ValueError, match=r"^state: unknown profiler state 'cpu'; valid states"):
+        paddle_prof.profiler('cpu')
+    for not_a_name in (1, b'CPU', '\udc80'):  # the last is no valid Unicode
+        with pytest.raises(ValueError, match=r"state must be one of 'CPU', 'GPU', 'All'; got "):
+            paddle_prof.profiler(not_a_name)
+        with pytest.raises(ValueError, match=r"sorted_key must be one of None, 'calls'"):
+            paddle_prof.profiler('CPU', not_a_name)
+
+
 def test_wrong_arguments_raise_the_documented_errors():
     with pytest.raises(ValueError, match="'CPU', 'GPU', 'All'"):
         paddle_prof.profiler('TPU')

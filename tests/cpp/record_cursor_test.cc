@@ -1,0 +1,175 @@
+// The one reader of a thread's records, on hand-made buffers: each call with the memory
+// figures and GPU scope id after it, each allocation and free, and what Kept() keeps.
+#include "record_cursor.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "collection.h"
+#include "event_buffer.h"
+#include "event_record.h"
+#include "scope_memory.h"
+
+namespace paddle_prof::internal {
+namespace {
+
+struct Buffer {
+  std::unique_ptr<EventBuffer> buffer = std::make_unique<EventBuffer>();
+
+  void Add(const EventRecord& r) { ASSERT_TRUE(buffer->Append(r)); }
+  void AddMemory(int place, const MemoryStats& stats) {
+    EventRecord pair[2];
+    ScopeMemoryRecord{place, stats}.Encode(pair);
+    Add(pair[0]);
+    Add(pair[1]);
+  }
+  ThreadSnapshot Snapshot() const {
+    ThreadSnapshot t;
+    t.buffer = buffer.get();
+    t.size = buffer->Size();
+    return t;
+  }
+};
+
+MemoryStats Stats(int64_t peak, int64_t alloc, int64_t allocs, int64_t freed, int64_t frees) {
+  MemoryStats s;
+  s.peak_bytes = peak;
+  s.alloc_bytes = alloc;
+  s.alloc_count = allocs;
+  s.free_bytes = freed;
+  s.free_count = frees;
+  return s;
+}
+
+TEST(RecordCursorTest, ACallComesWithItsMemoryFiguresAndItsGpuScope) {
+  static const char kTag[] = "[2, 2]";
+  Buffer b;
+  b.Add(EventRecord::Memory(RecordKind::kAlloc, 1, "conv", nullptr, 5, 4096));
+  b.Add(EventRecord::Call("conv", kTag, 3, false, 2, 9));
+  b.AddMemory(0, Stats(4096, 4096, 1, 0, 0));
+  b.AddMemory(2, Stats(10, 30, 3, 20, 2));
+  b.Add(EventRecord::GpuScope(77));
+  b.Add(EventRecord::Memory(RecordKind::kFree, 1, "[no event]", nullptr, 11, 4096));
+  b.Add(EventRecord::Call("relu", nullptr, 0, true, 1, 12));
+
+  const ThreadSnapshot t = b.Snapshot();
+  RecordCursor records(t);
+  ASSERT_TRUE(records.Next());
+  ASSERT_FALSE(records.at_call());
+  EXPECT_EQ(records.memory_event().tick, 5u);
+  EXPECT_EQ(records.memory_event().place, 1);
+  EXPECT_EQ(records.memory_event().delta, 4096);
+  EXPECT_STREQ(records.memory_event().name, "conv");
+
+  ASSERT_TRUE(records.Next());
+  ASSERT_TRUE(records.at_call());
+  const RecordedCall& conv = records.call();
+  EXPECT_EQ(conv.index, 1u);
+  EXPECT_STREQ(conv.name, "conv");
+  EXPECT_EQ(conv.tag, kTag);
+  EXPECT_EQ(conv.start, 2u);
+  EXPECT_EQ(conv.end, 9u);
+  EXPECT_EQ(conv.duration(), 7u);
+  EXPECT_EQ(conv.depth, 3u);
+  EXPECT_FALSE(conv.cut);
+  ASSERT_EQ(conv.places, 2);
+  EXPECT_EQ(conv.memory[0].place, 0);
+  EXPECT_EQ(conv.memory[0].stats.peak_bytes, 4096);
+  EXPECT_EQ(conv.memory[1].place, 2);
+  EXPECT_EQ(conv.memory[1].stats.alloc_bytes, 30);
+  EXPECT_EQ(conv.memory[1].stats.alloc_count, 3);
+  EXPECT_EQ(conv.memory[1].stats.free_bytes, 20);
+  EXPECT_EQ(conv.memory[1].stats.free_count, 2);
+  EXPECT_TRUE(conv.has_gpu_scope);
+  EXPECT_EQ(conv.gpu_scope, 77u);
+
+  ASSERT_TRUE(records.Next());
+  ASSERT_FALSE(records.at_call());
+  EXPECT_EQ(records.memory_event().delta, -4096);  // a free
+
+  ASSERT_TRUE(records.Next());
+  ASSERT_TRUE(records.at_call());
+  EXPECT_EQ(records.call().index, 8u);
+  EXPECT_TRUE(records.call().cut);
+  EXPECT_EQ(records.call().places, 0);  // nothing of conv's carries over
+  EXPECT_FALSE(records.call().has_gpu_scope);
+  EXPECT_FALSE(records.Next());
+  EXPECT_FALSE(records.Next());  // and stays at the end
+}
+
+// The buffer bound can cut a pair of memory records after its first half: that half is
+// no figure, and what the buffer holds after it is still read.
+TEST(RecordCursorTest, AMemoryPairCutShortIsSkipped) {
+  Buffer b;
+  b.Add(EventRecord::Call("a", nullptr, 0, false, 1, 2));
+  EventRecord pair[2];
+  ScopeMemoryRecord{0, Stats(8, 8, 1, 0, 0)}.Encode(pair);
+  b.Add(pair[0]);
+  b.Add(EventRecord::Call("b", nullptr, 0, false, 3, 4));
+  b.Add(pair[0]);  // the last record of the buffer
+
+  const ThreadSnapshot t = b.Snapshot();
+  RecordCursor records(t);
+  ASSERT_TRUE(records.Next());
+  EXPECT_STREQ(records.call().name, "a");
+  EXPECT_EQ(records.call().places, 0);
+  ASSERT_TRUE(records.Next());
+  EXPECT_STREQ(records.call().name, "b");
+  EXPECT_EQ(records.call().places, 0);
+  EXPECT_FALSE(records.Next());
+}
+
+// A later append can find room again (another thread's chunk failed and gave its budget
+// back): the GPU scope id after a lone half still belongs to the call.
+TEST(RecordCursorTest, TheGpuScopeAfterALoneHalfIsTheCallsStill) {
+  Buffer b;
+  b.Add(EventRecord::Call("a", nullptr, 0, false, 1, 2));
+  b.AddMemory(1, Stats(8, 8, 1, 0, 0));
+  EventRecord pair[2];
+  ScopeMemoryRecord{0, Stats(8, 8, 1, 0, 0)}.Encode(pair);
+  b.Add(pair[0]);
+  b.Add(EventRecord::GpuScope(5));
+
+  const ThreadSnapshot t = b.Snapshot();
+  RecordCursor records(t);
+  ASSERT_TRUE(records.Next());
+  EXPECT_EQ(records.call().places, 1);
+  EXPECT_EQ(records.call().memory[0].place, 1);
+  EXPECT_TRUE(records.call().has_gpu_scope);
+  EXPECT_EQ(records.call().gpu_scope, 5u);
+  EXPECT_FALSE(records.Next());
+}
+
+TEST(RecordCursorTest, ItReadsNoFurtherThanTheSnapshotsSize) {
+  Buffer b;
+  b.Add(EventRecord::Call("kept", nullptr, 0, false, 1, 2));
+  ThreadSnapshot t = b.Snapshot();  // taken here: what follows is published later
+  b.AddMemory(0, Stats(8, 8, 1, 0, 0));
+  b.Add(EventRecord::Call("later", nullptr, 0, false, 3, 4));
+  RecordCursor records(t);
+  ASSERT_TRUE(records.Next());
+  EXPECT_STREQ(records.call().name, "kept");
+  EXPECT_EQ(records.call().places, 0);
+  EXPECT_FALSE(records.Next());
+}
+
+TEST(RecordCursorTest, KeptIsWhatTheWindowHolds) {
+  Collection c;
+  c.end_tick = 100;
+  RecordedCall call;
+  call.end = 100;
+  EXPECT_TRUE(Kept(c, call));
+  call.end = 101;  // ended after the window closed
+  EXPECT_FALSE(Kept(c, call));
+  call.end = 50;
+  call.cut = true;  // begun before the last reset
+  EXPECT_FALSE(Kept(c, call));
+  EXPECT_TRUE(Kept(c, MemoryEvent{100, 0, 1, nullptr, nullptr}));
+  EXPECT_FALSE(Kept(c, MemoryEvent{101, 0, 1, nullptr, nullptr}));
+}
+
+}  // namespace
+}  // namespace paddle_prof::internal
