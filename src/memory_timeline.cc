@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "event_record.h"
@@ -40,10 +41,11 @@ std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int pla
     }
   }
   if (highest_total != nullptr) *highest_total = highest;
-  std::map<std::pair<std::string, std::string>, RowBytes> rows;
+  // Keyed as the report keys rows: an empty tag is a tag, apart from none.
+  std::map<std::tuple<std::string, bool, std::string>, RowBytes> rows;
   auto row = [&rows](const char* name, const char* tag) -> RowBytes& {
     if (name == nullptr) name = kNoEventName;
-    RowBytes& r = rows[{NameBytes(name), tag != nullptr ? NameBytes(tag) : ""}];
+    RowBytes& r = rows[{NameBytes(name), tag != nullptr, tag != nullptr ? NameBytes(tag) : ""}];
     if (r.name.empty()) {
       r.name = NameBytes(name);
       if (tag != nullptr) r.tag = NameBytes(tag);

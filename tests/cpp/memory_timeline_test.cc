@@ -115,6 +115,11 @@ TEST(RowsAtPeakTest, EqualBytesAreOrderedByNameThenTag) {
   EXPECT_EQ(Rows(RowsAtPeak(events, 0, 50)), "[before profiling] 50, a 50, a @[2] 50, b 50");
 }
 
+TEST(RowsAtPeakTest, AnEmptyTagIsARowApartFromNoTag) {
+  const std::vector<MemoryEvent> events = {Event(1, 0, 50, "a", ""), Event(2, 0, 30, "a")};
+  EXPECT_EQ(Rows(RowsAtPeak(events, 0, 0)), "a @ 50, a 30");
+}
+
 TEST(RowsAtPeakTest, FreesOfBlocksFromBeforeTheWindowLowerItsStartBytes) {
   // 1000 at the start, 600 after the free, 1200 at the peak.
   std::vector<MemoryEvent> events = {Event(1, 0, -400, kBeforeWindowName), Event(2, 0, 600, "a")};
