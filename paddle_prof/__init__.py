@@ -21,6 +21,7 @@ from paddle_prof.profiler import (
     mark_step,
     profiler,
     reset_profiler,
+    snapshot,
     start_profiler,
     stop_profiler,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "profiler",
     "record_event",
     "reset_profiler",
+    "snapshot",
     "start_profiler",
     "stop_profiler",
 ]

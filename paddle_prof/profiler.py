@@ -144,6 +144,29 @@ def stop_profiler(sorted_key: Optional[str] = None, profile_path: PathArg = None
     return report
 
 
+def snapshot(sorted_key: Optional[str] = None, profile_path: PathArg = None, *,
+             per_thread: bool = False) -> Report:
+    """The Report of the running window so far; recording goes on.
+
+    Calls still open are left out and counted in a warning; GPU work is reported when
+    the window stops. With ``profile_path``, the trace and the summary are written as
+    stop_profiler() writes them. Nothing is printed. RuntimeError when no profiler runs.
+
+    Example::
+
+        with paddle_prof.profiler('CPU'):
+            for step in range(10_000):
+                train_step()
+                if step % 1000 == 999:
+                    print(paddle_prof.snapshot('total').table())
+    """
+    key = _check_sorted_key(sorted_key)
+    path = _check_path(profile_path)
+    if not _core.is_enabled():
+        raise RuntimeError("no profiler is running: call paddle_prof.start_profiler() first")
+    return Report(_core.snapshot_profiler(key, path, bool(per_thread)))
+
+
 def reset_profiler() -> None:
     """Drops everything recorded so far in the running window (events, steps).
 

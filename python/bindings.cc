@@ -63,6 +63,12 @@ Report Stop(const std::string& sorted_key, const std::string& profile_path, bool
   return internal::StopProfiler({key, per_thread, profile_path});
 }
 
+Report Snapshot(const std::string& sorted_key, const std::string& profile_path, bool per_thread) {
+  const EventSortingKey key = ParseSortingKey(sorted_key);
+  py::gil_scoped_release release;
+  return internal::SnapshotProfiler({key, per_thread, profile_path});
+}
+
 }  // namespace
 }  // namespace paddle_prof
 
@@ -96,6 +102,8 @@ PYBIND11_MODULE(_core, m) {
       py::arg("state"), py::arg("sorted_key"), py::arg("profile_path"), py::arg("per_thread"));
   m.def("implicit_profiler_running", &internal::ImplicitProfilerRunning);
   m.def("stop_profiler", &Stop, py::arg("sorted_key"), py::arg("profile_path"),
+        py::arg("per_thread"));
+  m.def("snapshot_profiler", &Snapshot, py::arg("sorted_key"), py::arg("profile_path"),
         py::arg("per_thread"));
   m.def("reset_profiler", [] {
     py::gil_scoped_release release;

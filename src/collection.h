@@ -57,6 +57,7 @@ struct StepMark {
 
 struct Collection {
   ProfilerState state = ProfilerState::kCPU;
+  bool snapshot = false;  // of a window that goes on (SnapshotProfiler)
   uint64_t start_tick = 0;
   uint64_t end_tick = 0;
   double ns_per_tick = 1.0;

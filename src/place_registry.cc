@@ -107,7 +107,7 @@ void ClosePlaceStep(std::map<std::string, int64_t>* peak_bytes,
   }
 }
 
-std::vector<PlaceSummary> ClosePlaceWindow() {
+std::vector<PlaceSummary> PlaceWindowFigures() {
   Registry& r = Get();
   std::vector<PlaceSummary> places;
   for (int i = 0; i < PlaceCount(); ++i) {

@@ -56,8 +56,8 @@ void OpenPlaceWindow();
 // Closes a step: each place's high-water mark since the previous step and its live bytes.
 void ClosePlaceStep(std::map<std::string, int64_t>* peak_bytes,
                     std::map<std::string, int64_t>* end_bytes);
-// The window's per-place figures (no at_peak yet).
-std::vector<PlaceSummary> ClosePlaceWindow();
+// The window's per-place figures so far (no at_peak yet); the window goes on.
+std::vector<PlaceSummary> PlaceWindowFigures();
 
 }  // namespace paddle_prof::internal
 

@@ -131,9 +131,40 @@ std::string ClockWarning(const internal::Collection& c, uint64_t window_ns) {
          "% during the window; times may be off by as much.";
 }
 
-Report StopLocked(Control& control, const internal::ReportOptions& options) {
+// The open window's Collection up to `c->end_tick`, which the caller has set with the
+// steps and the GPU capture.
+void CollectLocked(const Control& control, uint64_t window, uint64_t end_ns,
+                   internal::Collection* c) {
+  c->state = control.state;
+  c->start_tick = control.start_tick;
+  c->ns_per_tick = Clock::NsPerTick();
+  c->places = internal::PlaceWindowFigures();
+  const internal::TrackerCounts now = internal::TrackerCountsNow();
+  const internal::TrackerCounts& then = control.tracker_at_start;
+  c->tracker = {now.untracked - then.untracked, now.oversized - then.oversized,
+                now.live_again - then.live_again};
+  if (std::string w = ClockWarning(*c, end_ns - control.start_ns); !w.empty()) {
+    c->warnings.push_back(std::move(w));
+  }
+  internal::CollectThreads(window, control.first_window, c);
+}
+
+Report ReportOf(const internal::Collection& c, const internal::ReportOptions& options) {
+  Report report = internal::BuildReport(c, options);
+  if (!options.profile_path.empty()) {
+    internal::WriteProfileFiles(c, options.profile_path, &report);
+  }
+  return report;
+}
+
+uint64_t OpenWindowOrThrow() {
   const uint64_t window = g_window.load(std::memory_order_relaxed);
   if (window == 0) throw std::logic_error("paddle_prof: the profiler is not enabled");
+  return window;
+}
+
+Report StopLocked(Control& control, const internal::ReportOptions& options) {
+  const uint64_t window = OpenWindowOrThrow();
   internal::Collection c;
   c.end_tick = Clock::Now();
   const uint64_t end_ns = internal::MonotonicNs();
@@ -143,25 +174,27 @@ Report StopLocked(Control& control, const internal::ReportOptions& options) {
     c.gpu_traced = true;
     c.gpu = gpu->Stop();
   }
-  c.state = control.state;
-  c.start_tick = control.start_tick;
-  c.ns_per_tick = Clock::NsPerTick();
   c.steps = std::move(control.steps);
-  c.places = internal::ClosePlaceWindow();
-  const internal::TrackerCounts now = internal::TrackerCountsNow();
-  const internal::TrackerCounts& then = control.tracker_at_start;
-  c.tracker = {now.untracked - then.untracked, now.oversized - then.oversized,
-               now.live_again - then.live_again};
-  if (std::string w = ClockWarning(c, end_ns - control.start_ns); !w.empty()) {
-    c.warnings.push_back(std::move(w));
-  }
-  internal::CollectThreads(window, control.first_window, &c);
+  CollectLocked(control, window, end_ns, &c);
+  return ReportOf(c, options);
+}
 
-  Report report = internal::BuildReport(c, options);
-  if (!options.profile_path.empty()) {
-    internal::WriteProfileFiles(c, options.profile_path, &report);
+// The records are read in place while their threads go on appending: each thread's
+// buffer is read up to the size it had published by then, and no thread rewinds it
+// while the profiler's lock keeps the window open.
+Report SnapshotLocked(const Control& control, const internal::ReportOptions& options) {
+  const uint64_t window = OpenWindowOrThrow();
+  internal::Collection c;
+  c.end_tick = Clock::Now();
+  const uint64_t end_ns = internal::MonotonicNs();
+  c.snapshot = true;
+  c.steps = control.steps;
+  if (control.gpu != nullptr) {
+    c.gpu_traced = true;  // GPU columns, empty: CUPTI hands its records over at the stop
+    c.warnings.push_back("GPU work is reported when the window stops, not in snapshots.");
   }
-  return report;
+  CollectLocked(control, window, end_ns, &c);
+  return ReportOf(c, options);
 }
 
 // Read when the profile ends: a program that parses its command line sets them late.
@@ -256,6 +289,10 @@ Report StopProfiler(EventSortingKey key, const std::string& profile_path) {
   return internal::StopProfiler({key, FLAGS_paddle_prof_per_thread, profile_path});
 }
 
+Report SnapshotProfiler(EventSortingKey key, const std::string& profile_path) {
+  return internal::SnapshotProfiler({key, FLAGS_paddle_prof_per_thread, profile_path});
+}
+
 Report DisableProfiler(EventSortingKey key, const std::string& profile_path) {
   Report report = StopProfiler(key, profile_path);
   std::fputs(report.Table().c_str(), stdout);
@@ -286,6 +323,13 @@ Report StopProfiler(const ReportOptions& options) {
   internal::NativeGuard profiler_memory;
   std::lock_guard<std::mutex> lock(control.mu);
   return StopLocked(control, options);
+}
+
+Report SnapshotProfiler(const ReportOptions& options) {
+  Control& control = GetControl();
+  internal::NativeGuard profiler_memory;
+  std::lock_guard<std::mutex> lock(control.mu);
+  return SnapshotLocked(control, options);
 }
 
 bool EnableImplicitProfiler(ProfilerState state, const ReportOptions& report) {

@@ -12,6 +12,8 @@ namespace paddle_prof::internal {
 // StopProfiler() with every report option given (the public one takes per-thread rows
 // from FLAGS_paddle_prof_per_thread).
 Report StopProfiler(const ReportOptions& options);
+// SnapshotProfiler() likewise.
+Report SnapshotProfiler(const ReportOptions& options);
 
 // An implicit profile started by a launcher (python -m paddle_prof run), which reports
 // it when the program ends, except on SIGTERM and SIGHUP: those print `report` and

@@ -191,7 +191,9 @@ void AddWarnings(const Collection& c, const LeftOut& left_out, Report* report) {
                 " began before ResetProfiler() and ended after it; they are left out.");
   }
   if (const int64_t open = left_out.open + c.open_before_reset; open > 0) {
-    w.push_back(Calls(open) + " still open when the profiler stopped; they are left out.");
+    w.push_back(Calls(open) + (c.snapshot
+                                   ? " still open at the snapshot; they are left out."
+                                   : " still open when the profiler stopped; they are left out."));
   }
   if (c.forced_closes > 0) {
     w.push_back(std::to_string(c.forced_closes) +

@@ -47,6 +47,13 @@ Report DisableProfiler(EventSortingKey key = EventSortingKey::kDefault,
 Report StopProfiler(EventSortingKey key = EventSortingKey::kDefault,
                     const std::string& profile_path = "");
 
+// The report of the running window so far, written like StopProfiler()'s when
+// `profile_path` is not empty; recording goes on. Calls still open are left out and
+// counted in a warning; GPU work is reported when the window stops. Throws
+// std::logic_error if the profiler is not enabled.
+Report SnapshotProfiler(EventSortingKey key = EventSortingKey::kDefault,
+                        const std::string& profile_path = "");
+
 // Marks the end of an iteration (training step). No-op while profiling is off.
 void MarkStep();
 

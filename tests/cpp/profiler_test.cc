@@ -5,9 +5,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -553,6 +555,121 @@ TEST(ProfilerTest, EverySortKeyOrdersTheRows) {
       EXPECT_GE(TimeKey(report.events[i - 1], key), TimeKey(report.events[i], key));
     }
   }
+}
+
+}  // namespace
+}  // namespace paddle_prof
+
+namespace paddle_prof {
+namespace {
+
+// Records `calls` calls of "a" and `calls` of "b" nested in "c", then marks a step.
+void RecordSome(int calls) {
+  for (int i = 0; i < calls; ++i) {
+    RecordEvent a("a");
+    Spin(1);
+  }
+  for (int i = 0; i < calls; ++i) {
+    RecordEvent c("c");
+    RecordEvent b("b");
+  }
+  MarkStep();
+}
+
+// A snapshot holds what a stop at that moment would: the same rows, the same calls,
+// the same steps; and the window goes on.
+TEST(SnapshotTest, ASnapshotInTheMiddleOfAWindowEqualsAStopThere) {
+  EnableProfiler(ProfilerState::kCPU);
+  RecordSome(10);
+  const Report stopped = StopProfiler();
+
+  EnableProfiler(ProfilerState::kCPU);
+  RecordSome(10);
+  const Report snapshot = SnapshotProfiler();
+  ASSERT_TRUE(IsProfilerEnabled());
+  RecordSome(5);
+  const Report end = StopProfiler();
+
+  ASSERT_EQ(snapshot.events.size(), stopped.events.size());
+  for (const EventRow& row : stopped.events) {
+    EXPECT_EQ(Row(snapshot, row.name).calls, row.calls) << row.name;
+  }
+  EXPECT_EQ(Row(snapshot, "a").calls, 10);
+  EXPECT_EQ(Row(snapshot, "b").calls, 10);
+  EXPECT_EQ(snapshot.steps.size(), 1u);
+  EXPECT_EQ(snapshot.warnings, stopped.warnings);
+  ExpectTimeInvariants(snapshot);
+  EXPECT_LE(snapshot.wall_ms, end.wall_ms);
+  // Recording went on: the stop has every call, those before the snapshot included.
+  EXPECT_EQ(Row(end, "a").calls, 15);
+  EXPECT_EQ(Row(end, "c").calls, 15);
+  EXPECT_EQ(end.steps.size(), 2u);
+}
+
+TEST(SnapshotTest, CallsOpenAtTheSnapshotAreLeftOutAndCountedAndEndLater) {
+  EnableProfiler(ProfilerState::kCPU);
+  Report snapshot;
+  {
+    RecordEvent outer("outer");
+    { RecordEvent inner("inner"); }
+    snapshot = SnapshotProfiler();
+  }
+  const Report end = StopProfiler();
+  EXPECT_EQ(Row(snapshot, "inner").calls, 1);
+  EXPECT_TRUE(std::none_of(snapshot.events.begin(), snapshot.events.end(),
+                           [](const EventRow& r) { return r.name == "outer"; }));
+  EXPECT_TRUE(HasWarning(snapshot, "1 call still open at the snapshot; they are left out."));
+  EXPECT_EQ(Row(end, "outer").calls, 1);
+  EXPECT_EQ(Row(end, "inner").calls, 1);
+  EXPECT_FALSE(HasWarning(end, "still open"));
+}
+
+TEST(SnapshotTest, ASnapshotWritesItsFilesAndNeedsAWindow) {
+  EXPECT_THROW(SnapshotProfiler(), std::logic_error);
+  const std::string path = testing::TempPath("snapshot");
+  EnableProfiler(ProfilerState::kCPU);
+  { RecordEvent e("op"); }
+  const Report snapshot = SnapshotProfiler(EventSortingKey::kCalls, path);
+  StopProfiler();
+  EXPECT_EQ(snapshot.sorted_by, EventSortingKey::kCalls);
+  const nlohmann::json summary = testing::ReadJson(path + ".summary.json");
+  EXPECT_EQ(summary.at("events").at(0).at("name"), "op");
+  EXPECT_EQ(summary.at("events").at(0).at("calls"), 1);
+  const nlohmann::json trace = testing::ReadJson(path);
+  int ops = 0;
+  for (const auto& e : trace.at("traceEvents")) ops += e.value("name", "") == "op";
+  EXPECT_EQ(ops, 1);
+  std::remove(path.c_str());
+  std::remove((path + ".summary.json").c_str());
+}
+
+// Snapshots taken while another thread records: each holds at least what the one before
+// held, and the stop at least what the last one held.
+TEST(SnapshotTest, SnapshotsWhileAnotherThreadRecords) {
+  EnableProfiler(ProfilerState::kCPU);
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> ended{0};
+  std::thread worker([&] {
+    while (!done.load()) {
+      { RecordEvent e("work"); }
+      ended.fetch_add(1);
+    }
+  });
+  int64_t last = 0;
+  for (int i = 0; i < 20; ++i) {
+    const int64_t before = ended.load();
+    const Report snapshot = SnapshotProfiler();
+    const int64_t calls = snapshot.events.empty() ? 0 : Row(snapshot, "work").calls;
+    EXPECT_GE(calls, before);
+    EXPECT_GE(calls, last);
+    last = calls;
+    Spin(200);
+  }
+  done.store(true);
+  worker.join();
+  const Report end = StopProfiler();
+  EXPECT_EQ(Row(end, "work").calls, ended.load());
+  EXPECT_GE(Row(end, "work").calls, last);
 }
 
 }  // namespace

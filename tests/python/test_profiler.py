@@ -373,3 +373,25 @@ def test_control_characters_stay_inside_their_row():
     lines = stream.getvalue().splitlines()  # splits at \x85 and \u2028 too
     for label in ('two\\nlines', 'tab\\there', 'bell\\x07', 'line\\u2028sep', 'nel\\x85'):
         assert sum(line.startswith(label + ' ') for line in lines) == 1, stream.getvalue()
+
+
+def test_a_snapshot_reports_the_window_so_far_and_recording_goes_on(tmp_path):
+    with pytest.raises(RuntimeError, match='no profiler is running'):
+        paddle_prof.snapshot()
+    path = tmp_path / 'snap.json'
+    with paddle_prof.profiler('CPU', stream=io.StringIO()) as prof:
+        for _ in range(3):
+            with paddle_prof.record_event('step_op'):
+                pass
+        paddle_prof.mark_step()
+        with paddle_prof.record_event('open_at_snapshot'):
+            snap = paddle_prof.snapshot('calls', path)
+        for _ in range(2):
+            with paddle_prof.record_event('step_op'):
+                pass
+    assert [(e.name, e.calls) for e in snap.events] == [('step_op', 3)]
+    assert len(snap.steps) == 1
+    assert '1 call still open at the snapshot; they are left out.' in snap.warnings
+    with open(str(path) + '.summary.json') as f:
+        assert json.load(f) == snap.to_dict()
+    assert {e.name: e.calls for e in prof.report.events} == {'step_op': 5, 'open_at_snapshot': 1}
