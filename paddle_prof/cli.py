@@ -26,6 +26,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--profile-path", default=None,
                      help="write the Chrome trace here and the summary at PATH.summary.json")
     run.add_argument("--per-thread", action="store_true", help="one row per thread")
+    run.add_argument("--snapshot-signal", default=None, metavar="SIGNAL",
+                     help="a signal (USR1, SIGUSR2, ...) that writes a snapshot of the profile "
+                          "to PROFILE_PATH.snapshot<N> (default ./paddle_prof.<pid>.json."
+                          "snapshot<N>) each time it comes; the script goes on")
     run.add_argument("--native", action="store_true",
                      help="also track every malloc of the program (place 'native') through "
                           "libpaddle_prof_preload.so; programs it starts are not tracked")
@@ -56,6 +60,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     if options.native and os.environ.pop(_NATIVE_MARK, None) is None:
         _exec_with_preload(argv)  # does not return
 
+    if options.snapshot_signal is not None:
+        try:
+            _core.catch_snapshot_signal(options.snapshot_signal)
+        except ValueError as e:
+            raise SystemExit(f"paddle_prof: --snapshot-signal: {e}") from None
     # SIGTERM and SIGHUP report from the C++ side with these; SIGINT stops in `finally`.
     _core.enable_implicit_profiler(options.state, options.sorted_key, options.profile_path or "",
                                    options.per_thread)

@@ -213,6 +213,8 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
 
     def __enter__(self) -> "profiler":
         start_profiler(self.state)
+        # The snapshot signal (FLAGS_paddle_prof_snapshot_signal) writes beside this path.
+        _core.set_snapshot_path(_check_path(self.profile_path))
         self._stops_at_enter = _stops
         return self
 

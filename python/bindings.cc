@@ -105,6 +105,8 @@ PYBIND11_MODULE(_core, m) {
         py::arg("per_thread"));
   m.def("snapshot_profiler", &Snapshot, py::arg("sorted_key"), py::arg("profile_path"),
         py::arg("per_thread"));
+  m.def("set_snapshot_path", &internal::SetSnapshotPath, py::arg("profile_path"));
+  m.def("catch_snapshot_signal", &internal::CatchSnapshotSignalNamed, py::arg("name"));
   m.def("reset_profiler", [] {
     py::gil_scoped_release release;
     ResetProfiler();

@@ -16,6 +16,9 @@ DEFINE_bool(paddle_prof_per_thread, false, "Report one row per thread and event.
 DEFINE_int32(paddle_prof_max_buffer_mb, 1024,
              "Memory bound for recorded events, all threads together; calls past it are "
              "dropped and counted.");
+DEFINE_string(paddle_prof_snapshot_signal, "",
+              "A signal (USR1, SIGUSR2, 10, ...) that writes a snapshot of the running window "
+              "to <profile path>.snapshot<N> each time it comes; the program goes on.");
 DEFINE_bool(paddle_prof_memory_timeline, true,
             "Record every tracked allocation and free with its time: what the report's "
             "at_peak and the trace's memory counters are built from. Off, tracking costs "
@@ -28,9 +31,9 @@ namespace {
 // gflags reads only the command line, which a library does not own: each flag is
 // also taken from the environment variable FLAGS_<name>, through gflags' own parser.
 void ReadFlagsFromEnvironment() {
-  for (const char* name :
-       {"paddle_prof_state", "paddle_prof_sorted_key", "paddle_prof_path", "paddle_prof_per_thread",
-        "paddle_prof_max_buffer_mb", "paddle_prof_memory_timeline"}) {
+  for (const char* name : {"paddle_prof_state", "paddle_prof_sorted_key", "paddle_prof_path",
+                           "paddle_prof_per_thread", "paddle_prof_max_buffer_mb",
+                           "paddle_prof_memory_timeline", "paddle_prof_snapshot_signal"}) {
     const char* value = std::getenv(("FLAGS_" + std::string(name)).c_str());
     if (value == nullptr) continue;
     if (gflags::SetCommandLineOption(name, value).empty()) {

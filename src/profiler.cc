@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "caught_signals.h"
 #include "clock.h"
 #include "collection.h"
 #include "collector.h"
@@ -36,7 +37,6 @@
 #include "recorder_registry.h"
 #include "report_builder.h"
 #include "report_options.h"
-#include "termination_signals.h"
 #include "window_state.h"
 
 namespace paddle_prof {
@@ -60,6 +60,8 @@ struct Control {
   uint64_t start_ns = 0;
   std::vector<internal::StepMark> steps;
   internal::TrackerCounts tracker_at_start;
+  std::string snapshot_path;  // where the snapshot signal writes, when the caller said
+  int snapshots_written = 0;  // by the snapshot signal, in this process
 };
 
 Control& GetControl() {
@@ -104,6 +106,54 @@ internal::GpuTracer* TakeGpuTracer(Control& control) {
   return std::exchange(control.gpu, nullptr);
 }
 
+// Read when the profile ends: a program that parses its command line sets them late.
+internal::ReportOptions ReportFromFlags() {
+  internal::ReportOptions report;
+  try {
+    report.key = ParseSortingKey(FLAGS_paddle_prof_sorted_key);
+  } catch (const std::invalid_argument& e) {
+    LOG(ERROR) << "paddle_prof: FLAGS_paddle_prof_sorted_key: " << e.what() << "; using 'total'";
+  }
+  report.profile_path = FLAGS_paddle_prof_path;
+  report.per_thread = FLAGS_paddle_prof_per_thread;
+  return report;
+}
+
+Report SnapshotLocked(const Control& control, const internal::ReportOptions& options);
+
+// On the signal watcher, each time the snapshot signal comes: the running window's
+// snapshot at <profile path>.snapshot<N>, the profile path being the caller's, the
+// implicit profile's or FLAGS_paddle_prof_path, else ./paddle_prof.<pid>.json.
+void WriteSignalledSnapshot() {
+  Control& control = GetControl();
+  internal::NativeGuard profiler_memory;
+  std::lock_guard<std::mutex> lock(control.mu);
+  if (g_window.load(std::memory_order_relaxed) == 0) return;
+  internal::ReportOptions options = control.launcher_report.value_or(ReportFromFlags());
+  std::string base = !control.snapshot_path.empty() ? control.snapshot_path : options.profile_path;
+  if (base.empty()) base = "paddle_prof." + std::to_string(getpid()) + ".json";
+  options.profile_path = base + ".snapshot" + std::to_string(control.snapshots_written++);
+  try {
+    const Report report = SnapshotLocked(control, options);
+    std::fprintf(stderr, "paddle_prof: snapshot written to %s\n", options.profile_path.c_str());
+  } catch (const std::exception& e) {
+    LOG(ERROR) << "paddle_prof: cannot write the snapshot: " << e.what();
+  }
+}
+
+// FLAGS_paddle_prof_snapshot_signal, read as the library loads and as each window opens
+// (a program that parses its command line sets it late).
+void CatchSnapshotSignalFromFlags() {
+  const std::string& name = FLAGS_paddle_prof_snapshot_signal;
+  if (name.empty()) return;
+  if (const int signal = internal::SignalNamed(name); signal != 0) {
+    internal::CatchSnapshotSignal(signal, WriteSignalledSnapshot);
+  } else {
+    LOG_FIRST_N(ERROR, 1) << "paddle_prof: ignoring FLAGS_paddle_prof_snapshot_signal='" << name
+                          << "': not a signal (USR1, SIGUSR2, 10, ...)";
+  }
+}
+
 void EnableLocked(Control& control, ProfilerState state, bool implicit) {
   if (g_window.load(std::memory_order_relaxed) != 0 && !control.implicit) {
     throw std::logic_error(
@@ -117,8 +167,10 @@ void EnableLocked(Control& control, ProfilerState state, bool implicit) {
   control.state = state;
   control.gpu = gpu;
   internal::g_gpu_tracer.store(gpu, std::memory_order_relaxed);
+  control.snapshot_path.clear();
   OpenWindow(control);
   control.first_window = control.last_window;
+  CatchSnapshotSignalFromFlags();
 }
 
 std::string ClockWarning(const internal::Collection& c, uint64_t window_ns) {
@@ -197,19 +249,6 @@ Report SnapshotLocked(const Control& control, const internal::ReportOptions& opt
   return ReportOf(c, options);
 }
 
-// Read when the profile ends: a program that parses its command line sets them late.
-internal::ReportOptions ReportFromFlags() {
-  internal::ReportOptions report;
-  try {
-    report.key = ParseSortingKey(FLAGS_paddle_prof_sorted_key);
-  } catch (const std::invalid_argument& e) {
-    LOG(ERROR) << "paddle_prof: FLAGS_paddle_prof_sorted_key: " << e.what() << "; using 'total'";
-  }
-  report.profile_path = FLAGS_paddle_prof_path;
-  report.per_thread = FLAGS_paddle_prof_per_thread;
-  return report;
-}
-
 // At exit, or on a signal that ends the program: the implicit profile's table on
 // stdout and its files, if it is still running.
 void StopImplicitProfile() {
@@ -231,7 +270,7 @@ void StopImplicitProfile() {
 // window is dropped, silently. Runs with every lock held (see LockAllForFork).
 void DropImplicitProfileInChild() {
   Control& control = GetControl();
-  internal::ReleaseTerminationSignalsInChild();
+  internal::ReleaseCaughtSignalsInChild();
   if (!control.implicit) return;
   control.implicit = false;
   TakeGpuTracer(control);  // the parent's: a GPU context does not carry over fork()
@@ -325,6 +364,20 @@ Report StopProfiler(const ReportOptions& options) {
   return StopLocked(control, options);
 }
 
+void SetSnapshotPath(const std::string& profile_path) {
+  Control& control = GetControl();
+  std::lock_guard<std::mutex> lock(control.mu);
+  if (g_window.load(std::memory_order_relaxed) != 0) control.snapshot_path = profile_path;
+}
+
+void CatchSnapshotSignalNamed(const std::string& name) {
+  const int signal = SignalNamed(name);
+  if (signal == 0) {
+    throw std::invalid_argument("not a signal: '" + name + "' (USR1, SIGUSR2, 10, ...)");
+  }
+  CatchSnapshotSignal(signal, WriteSignalledSnapshot);
+}
+
 Report SnapshotProfiler(const ReportOptions& options) {
   Control& control = GetControl();
   internal::NativeGuard profiler_memory;
@@ -339,7 +392,7 @@ bool EnableImplicitProfiler(ProfilerState state, const ReportOptions& report) {
   if (g_window.load(std::memory_order_relaxed) != 0) return false;
   EnableLocked(control, state, /*implicit=*/true);
   control.launcher_report = report;
-  CatchTerminationSignals({SIGTERM, SIGHUP}, StopImplicitProfile);
+  internal::CatchTerminationSignals({SIGTERM, SIGHUP}, StopImplicitProfile);
   return true;
 }
 
@@ -383,7 +436,7 @@ void StartImplicitProfiler() {
                << FLAGS_paddle_prof_state << "'): " << e.what();
     return;
   }
-  CatchTerminationSignals({SIGTERM, SIGINT, SIGHUP}, StopImplicitProfile);
+  internal::CatchTerminationSignals({SIGTERM, SIGINT, SIGHUP}, StopImplicitProfile);
   // At exit, before the flags it reads are destroyed: a static's destructor is
   // registered as they are, so it runs first under every runtime (with std::atexit,
   // ThreadSanitizer's ran the flags' destructors first).
@@ -396,6 +449,7 @@ void StartImplicitProfiler() {
 // moment the library loads.
 const bool g_implicit_profile = [] {
   WhenFlagsRead([] {
+    CatchSnapshotSignalFromFlags();
     if (!FLAGS_paddle_prof_state.empty()) StartImplicitProfiler();
   });
   return true;

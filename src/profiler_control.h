@@ -15,6 +15,13 @@ Report StopProfiler(const ReportOptions& options);
 // SnapshotProfiler() likewise.
 Report SnapshotProfiler(const ReportOptions& options);
 
+// Where the snapshot signal writes during the open window (the Python profiler's
+// profile_path); ignored while no window is open.
+void SetSnapshotPath(const std::string& profile_path);
+// Catches the snapshot signal `name` ("USR1", "SIGUSR1", 10): python3 -m paddle_prof run
+// --snapshot-signal. std::invalid_argument when it names no signal.
+void CatchSnapshotSignalNamed(const std::string& name);
+
 // An implicit profile started by a launcher (python -m paddle_prof run), which reports
 // it when the program ends, except on SIGTERM and SIGHUP: those print `report` and
 // write its files here (SIGINT is left to the launcher). False, and nothing changed,

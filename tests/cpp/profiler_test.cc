@@ -674,3 +674,40 @@ TEST(SnapshotTest, SnapshotsWhileAnotherThreadRecords) {
 
 }  // namespace
 }  // namespace paddle_prof
+
+namespace paddle_prof {
+namespace {
+
+// Waits up to 30 s for `path` (written whole, by rename) and reads it.
+nlohmann::json AwaitJson(const std::string& path) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (std::ifstream(path).good()) return testing::ReadJson(path);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ADD_FAILURE() << "no " << path;
+  return nlohmann::json::object();
+}
+
+TEST(SnapshotTest, EachSnapshotSignalWritesTheNextSnapshotAndTheProgramGoesOn) {
+  const std::string path = testing::TempPath("signalled");
+  FLAGS_paddle_prof_snapshot_signal = "SIGUSR1";
+  FLAGS_paddle_prof_path = path;
+  EnableProfiler(ProfilerState::kCPU);  // catches it
+  for (int snapshot = 0; snapshot < 2; ++snapshot) {
+    for (int i = 0; i < 3; ++i) RecordEvent e("op");
+    ASSERT_EQ(kill(getpid(), SIGUSR1), 0);
+    const std::string file = path + ".snapshot" + std::to_string(snapshot);
+    const nlohmann::json summary = AwaitJson(file + ".summary.json");
+    EXPECT_EQ(summary.at("events").at(0).at("calls"), 3 * (snapshot + 1)) << file;
+    EXPECT_TRUE(std::ifstream(file).good());
+    std::remove(file.c_str());
+    std::remove((file + ".summary.json").c_str());
+  }
+  EXPECT_EQ(Row(StopProfiler(), "op").calls, 6);
+  FLAGS_paddle_prof_snapshot_signal = "";
+  FLAGS_paddle_prof_path = "";
+}
+
+}  // namespace
+}  // namespace paddle_prof

@@ -138,3 +138,42 @@ def test_run_a_forked_child_neither_reports_nor_writes_the_parents_files(tmp_pat
     assert result.stdout.count('Profiling Report') == 1, result.stdout
     assert summary_calls(path) == {'parent_op': 2}
     assert trace_calls_and_pids(path)[0] == {'parent_op': 2}
+
+
+def test_run_writes_a_snapshot_at_each_snapshot_signal_and_goes_on(tmp_path):
+    path = tmp_path / 'p.json'
+    result = run(tmp_path, f'''
+        import json, os, signal, time
+        import paddle_prof
+
+        def snapshot_calls(n):
+            summary = {str(path)!r} + f'.snapshot{{n}}.summary.json'
+            deadline = time.monotonic() + 30
+            while not os.path.exists(summary):
+                assert time.monotonic() < deadline, summary
+                time.sleep(0.01)
+            with open(summary) as f:
+                return {{e['name']: e['calls'] for e in json.load(f)['events']}}
+
+        for calls in (3, 2):
+            for _ in range(calls):
+                with paddle_prof.record_event('script_op'):
+                    pass
+            os.kill(os.getpid(), signal.SIGUSR1)
+            print('snapshot', snapshot_calls(0 if calls == 3 else 1))
+        print('script done')
+    ''', '--snapshot-signal', 'USR1', '--sorted-key', 'calls', '--profile-path', str(path))
+    assert result.returncode == 0, result.stderr
+    assert "snapshot {'script_op': 3}" in result.stdout
+    assert "snapshot {'script_op': 5}" in result.stdout
+    assert 'script done' in result.stdout
+    assert result.stdout.count('Profiling Report') == 1  # snapshots print nothing
+    assert f'paddle_prof: snapshot written to {path}.snapshot1' in result.stderr
+    assert (tmp_path / 'p.json.snapshot0').exists()
+
+
+def test_run_refuses_a_snapshot_signal_that_names_no_signal(tmp_path):
+    result = run(tmp_path, 'print("ran")\n', '--snapshot-signal', 'USR9')
+    assert result.returncode != 0
+    assert "--snapshot-signal: not a signal: 'USR9'" in result.stderr
+    assert 'ran' not in result.stdout
