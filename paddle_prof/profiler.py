@@ -10,7 +10,7 @@ import warnings
 from typing import Any, Callable, Optional, Sequence, TextIO, Union
 
 from paddle_prof import _core
-from paddle_prof.report import Report
+from paddle_prof.report import ROW_LIMIT, Report, _row_limit
 
 STATES = tuple(_core.STATES)
 SORTED_KEYS = (None,) + tuple(_core.SORTED_KEYS)
@@ -123,7 +123,7 @@ def start_profiler(state: str = "CPU") -> None:
 
 def stop_profiler(sorted_key: Optional[str] = None, profile_path: PathArg = None, *,
                   per_thread: bool = False, stream: Optional[TextIO] = None,
-                  print_report: bool = True) -> Report:
+                  print_report: bool = True, row_limit: Optional[int] = ROW_LIMIT) -> Report:
     """Closes the window and returns its Report, printing the table to ``stream``
     (default: sys.stdout).
 
@@ -133,12 +133,16 @@ def stop_profiler(sorted_key: Optional[str] = None, profile_path: PathArg = None
     report is still returned. ``per_thread`` gives one row per thread. A Ctrl-C while the
     report is built is held back until the report is printed and its files written, then
     delivered (use ``with profiler()`` to keep the report itself as ``prof.report``).
+    The printed table shows ``row_limit`` rows (None or 0: all); the Report and the
+    summary hold every row.
     """
+    _row_limit(row_limit)
     deferred = _DeferredInterrupt()
     try:
         report = _stop(sorted_key, profile_path, per_thread)
         if print_report:
-            print(report.table(), file=stream if stream is not None else sys.stdout, end="")
+            print(report.table(row_limit=row_limit), file=stream if stream is not None else sys.stdout,
+                  end="")
     finally:
         deferred.restore()
     return report
@@ -201,8 +205,10 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
 
     def __init__(self, state: str = "CPU", sorted_key: Optional[str] = None,
                  profile_path: PathArg = None, *, per_thread: bool = False,
-                 stream: Optional[TextIO] = None) -> None:
+                 stream: Optional[TextIO] = None, row_limit: Optional[int] = ROW_LIMIT) -> None:
         self.state = _check_state(state)
+        _row_limit(row_limit)
+        self.row_limit = row_limit
         self.sorted_key = _check_sorted_key(sorted_key)
         _check_path(profile_path)
         self.profile_path = profile_path
@@ -232,7 +238,8 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
                               "if it was that call", RuntimeWarning, stacklevel=2)
                 return False
             self.report = _stop(self.sorted_key, self.profile_path, self.per_thread)
-            print(self.report.table(), file=self.stream if self.stream is not None else sys.stdout,
+            print(self.report.table(row_limit=self.row_limit),
+                  file=self.stream if self.stream is not None else sys.stdout,
                   end="")
         except Exception as e:
             if exc_type is None:

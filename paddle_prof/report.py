@@ -5,7 +5,21 @@ from __future__ import annotations
 import copy
 import json
 from types import SimpleNamespace
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
+
+from paddle_prof import _core
+
+
+ROW_LIMIT = _core.ROW_LIMIT  # rows a printed table shows unless told otherwise
+
+
+def _row_limit(row_limit: Optional[int]) -> int:
+    """The limit as the core takes it (0: all); ValueError for a negative or non-int one."""
+    if row_limit is None:
+        return 0
+    if isinstance(row_limit, bool) or not isinstance(row_limit, int) or row_limit < 0:
+        raise ValueError(f"row_limit must be None or an int >= 0; got {row_limit!r}")
+    return row_limit
 
 
 def _namespace(entry: Dict[str, Any]) -> SimpleNamespace:
@@ -38,9 +52,13 @@ class Report:
         self.sorted_by: str = self._summary["sorted_by"]
         self.dropped_events: int = self._summary["dropped_events"]
 
-    def table(self, detailed: bool = False) -> str:
-        """The text report; ``detailed`` adds allocated and freed bytes per place."""
-        return self._native.table(detailed)
+    def table(self, detailed: bool = False, row_limit: Optional[int] = ROW_LIMIT) -> str:
+        """The text report; ``detailed`` adds allocated and freed bytes per place.
+
+        The first ``row_limit`` rows in sort order (None or 0: all), then a line saying
+        how many more there are and the summary file (or this Report) that has them all.
+        """
+        return self._native.table(bool(detailed), _row_limit(row_limit))
 
     def to_dict(self) -> Dict[str, Any]:
         """The summary JSON (version 1) as Python data: equal to the summary file."""

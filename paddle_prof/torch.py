@@ -26,6 +26,7 @@ import torch  # noqa: F401  (loads libtorch before the bridge that links it)
 
 from paddle_prof.profiler import mark_step
 from paddle_prof.profiler import profiler as _base_profiler
+from paddle_prof.report import ROW_LIMIT
 
 try:
     from paddle_prof import _torch_bridge
@@ -117,8 +118,9 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
     def __init__(self, state: str = "CPU", sorted_key: Optional[str] = None,
                  profile_path: Optional[str] = None, record_shapes: bool = False, *,
                  step_on_optimizer: bool = False, per_thread: bool = False,
-                 stream: Optional[TextIO] = None) -> None:
-        super().__init__(state, sorted_key, profile_path, per_thread=per_thread, stream=stream)
+                 stream: Optional[TextIO] = None, row_limit: Optional[int] = ROW_LIMIT) -> None:
+        super().__init__(state, sorted_key, profile_path, per_thread=per_thread, stream=stream,
+                         row_limit=row_limit)
         self.record_shapes = record_shapes
         self.step_on_optimizer = step_on_optimizer
         self._wrapped_steps: List[Tuple[type, Callable]] = []

@@ -78,7 +78,7 @@ PYBIND11_MODULE(_core, m) {
 
   py::class_<Report>(m, "NativeReport")
       .def("to_json", &Report::ToJson)
-      .def("table", &Report::Table, py::arg("detailed") = false);
+      .def("table", &Report::Table, py::arg("detailed"), py::arg("row_limit"));
 
   py::class_<Scope>(m, "Scope")
       .def(py::init<const std::string&, const std::optional<std::string>&>(), py::arg("name"),
@@ -87,6 +87,7 @@ PYBIND11_MODULE(_core, m) {
 
   // The core validates states and keys; the package asks it, with these names.
   m.attr("STATES") = internal::ProfilerStateNames();
+  m.attr("ROW_LIMIT") = Report::kDefaultRowLimit;
   m.attr("SORTED_KEYS") = internal::SortingKeyNames();
   m.def("check_state", [](const std::string& state) { ParseProfilerState(state); });
   m.def("check_sorted_key", [](const std::string& key) { internal::SortingKeyNamed(key); });

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "paddle_prof/report.h"
+
 DEFINE_string(paddle_prof_state, "",
               "Profile the whole program from library load to exit: CPU, GPU or All.");
 DEFINE_string(paddle_prof_sorted_key, "total",
@@ -13,6 +15,9 @@ DEFINE_string(paddle_prof_sorted_key, "total",
 DEFINE_string(paddle_prof_path, "",
               "Where the whole-program profile writes its Chrome trace (and <path>.summary.json).");
 DEFINE_bool(paddle_prof_per_thread, false, "Report one row per thread and event.");
+DEFINE_int32(paddle_prof_row_limit, paddle_prof::Report::kDefaultRowLimit,
+             "Rows of the table DisableProfiler() and the whole-program profile print "
+             "(0: all); the summary file and the Report keep every row.");
 DEFINE_int32(paddle_prof_max_buffer_mb, 1024,
              "Memory bound for recorded events, all threads together; calls past it are "
              "dropped and counted.");

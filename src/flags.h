@@ -12,6 +12,7 @@ DECLARE_bool(paddle_prof_per_thread);
 DECLARE_int32(paddle_prof_max_buffer_mb);
 DECLARE_bool(paddle_prof_memory_timeline);
 DECLARE_string(paddle_prof_snapshot_signal);
+DECLARE_int32(paddle_prof_row_limit);
 
 namespace paddle_prof::internal {
 

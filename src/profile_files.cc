@@ -15,7 +15,9 @@ void WriteProfileFiles(const Collection& c, const std::string& path, Report* rep
     LOG(ERROR) << "paddle_prof: " << report->warnings.back();
   }
   const std::string summary_path = path + ".summary.json";
-  if (!WriteFileAtomically(summary_path, report->ToJson(), &error)) {
+  if (WriteFileAtomically(summary_path, report->ToJson(), &error)) {
+    report->summary_path = summary_path;
+  } else {
     report->warnings.push_back("cannot write the summary to '" + summary_path + "': " + error +
                                "; the file was not written.");
     LOG(ERROR) << "paddle_prof: " << report->warnings.back();

@@ -116,6 +116,7 @@ internal::ReportOptions ReportFromFlags() {
   }
   report.profile_path = FLAGS_paddle_prof_path;
   report.per_thread = FLAGS_paddle_prof_per_thread;
+  report.row_limit = FLAGS_paddle_prof_row_limit;
   return report;
 }
 
@@ -259,7 +260,7 @@ void StopImplicitProfile() {
   const internal::ReportOptions options = control.launcher_report.value_or(ReportFromFlags());
   try {
     const Report report = StopLocked(control, options);
-    std::fputs(report.Table().c_str(), stdout);
+    std::fputs(report.Table(false, options.row_limit).c_str(), stdout);
     std::fflush(stdout);
   } catch (const std::exception& e) {  // the program is ending: say why there is no report
     LOG(ERROR) << "paddle_prof: cannot report the whole-program profile: " << e.what();
@@ -334,7 +335,7 @@ Report SnapshotProfiler(EventSortingKey key, const std::string& profile_path) {
 
 Report DisableProfiler(EventSortingKey key, const std::string& profile_path) {
   Report report = StopProfiler(key, profile_path);
-  std::fputs(report.Table().c_str(), stdout);
+  std::fputs(report.Table(false, FLAGS_paddle_prof_row_limit).c_str(), stdout);
   std::fflush(stdout);
   return report;
 }

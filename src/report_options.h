@@ -13,6 +13,7 @@ struct ReportOptions {
   EventSortingKey key = EventSortingKey::kTotal;
   bool per_thread = false;   // one row per thread and event
   std::string profile_path;  // the trace, and the summary beside it; none when empty
+  int row_limit = Report::kDefaultRowLimit;  // of the table printed, if one is (0: all)
 };
 
 }  // namespace paddle_prof::internal

@@ -1,4 +1,5 @@
 // Report::Table(): the text report, laid out like Paddle's profiler report.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -62,7 +63,9 @@ size_t Width(const std::string& cell) {
 
 }  // namespace
 
-std::string Report::Table(bool detailed) const {
+std::string Report::Table(bool detailed, int row_limit) const {
+  const size_t shown =
+      row_limit > 0 ? std::min(events.size(), static_cast<size_t>(row_limit)) : events.size();
   std::vector<std::string> header = {"Event", "Calls", "Total", "Self",
                                      "Min.",  "Max.",  "Ave.",  "Ratio."};
   const bool gpu = state == ProfilerState::kCUDA || state == ProfilerState::kAll;
@@ -83,7 +86,8 @@ std::string Report::Table(bool detailed) const {
     }
   }
   std::vector<std::vector<std::string>> cells;
-  for (const EventRow& row : events) {
+  for (size_t r = 0; r < shown; ++r) {
+    const EventRow& row = events[r];
     std::vector<std::string> line = {RowLabel(row), std::to_string(row.calls)};
     for (const double ms : {row.total_ms, row.self_ms, row.min_ms, row.max_ms, row.ave_ms}) {
       line.push_back(row.calls > 0 ? FormatMs(ms) : "-");  // no calls: no fake 0
@@ -153,6 +157,12 @@ std::string Report::Table(bool detailed) const {
   append_line(&out, header);
   for (const auto& line : cells) append_line(&out, line);
   if (events.empty()) out += "(no events recorded)\n";
+  if (const size_t more = events.size() - shown; more > 0) {
+    out += "(" + std::to_string(more) + (more == 1 ? " more row, in " : " more rows, all in ") +
+           (summary_path.empty() ? "the Report: a row limit of 0 prints every row"
+                                 : EscapeForTable(summary_path)) +
+           ")\n";
+  }
   // Warnings name events too.
   for (const std::string& warning : warnings) out += "Warning: " + EscapeForTable(warning) + "\n";
   return out;

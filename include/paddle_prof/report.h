@@ -101,10 +101,15 @@ class Report {
   std::vector<StepSummary> steps;
   int64_t dropped_events = 0;  // scopes not recorded because the buffer bound was hit
   std::vector<std::string> warnings;
+  std::string summary_path;  // where the summary was written; empty when it was not
 
+  // Rows the printed table shows by default (FLAGS_paddle_prof_row_limit).
+  static constexpr int kDefaultRowLimit = 50;
   // The text report: a header line, then one aligned row per event; `detailed` adds
-  // allocated and freed bytes and counts per place.
-  std::string Table(bool detailed = false) const;
+  // allocated and freed bytes and counts per place. Past `row_limit` rows (0: no limit),
+  // a line says how many more there are and where they all are: the summary file, or
+  // the Report itself, which always holds every row.
+  std::string Table(bool detailed = false, int row_limit = kDefaultRowLimit) const;
   // The summary JSON (version 1), numbers in shortest round-trip form.
   std::string ToJson() const;
 };

@@ -184,3 +184,51 @@ TEST(TablePrinterTest, GpuColumnsShowForTheGpuStatesAndOnlyForCalledRows) {
 
 }  // namespace
 }  // namespace paddle_prof
+
+namespace paddle_prof {
+namespace {
+
+Report ReportWithRows(int rows) {
+  Report report;
+  for (int i = 0; i < rows; ++i) {
+    EventRow row;
+    row.name = "op" + std::to_string(i);
+    row.calls = 1;
+    report.events.push_back(row);
+  }
+  return report;
+}
+
+int RowsPrinted(const std::string& table) {
+  int rows = 0;
+  for (size_t at = table.find("\nop"); at != std::string::npos; at = table.find("\nop", at + 1)) {
+    ++rows;
+  }
+  return rows;
+}
+
+TEST(TablePrinterTest, TheRowLimitKeepsTheFirstRowsAndSaysWhereTheRestAre) {
+  Report report = ReportWithRows(60);
+  const std::string limited = report.Table();
+  EXPECT_EQ(RowsPrinted(limited), Report::kDefaultRowLimit);
+  EXPECT_NE(limited.find("\nop49 "), std::string::npos);
+  EXPECT_EQ(limited.find("\nop50 "), std::string::npos);
+  EXPECT_NE(limited.find("\n(10 more rows, all in the Report: a row limit of 0 prints every "
+                         "row)\n"),
+            std::string::npos)
+      << limited;
+  report.summary_path = "/tmp/p.json.summary.json";
+  EXPECT_NE(report.Table(false, 55).find("\n(5 more rows, all in /tmp/p.json.summary.json)\n"),
+            std::string::npos);
+  EXPECT_EQ(RowsPrinted(report.Table(false, 55)), 55);
+  EXPECT_NE(report.Table(false, 59).find("\n(1 more row, in /tmp/p.json.summary.json)\n"),
+            std::string::npos);
+  const std::string all = report.Table(false, 0);
+  EXPECT_EQ(RowsPrinted(all), 60);
+  EXPECT_EQ(all.find("more row"), std::string::npos);
+  EXPECT_EQ(report.Table(false, 60), all);  // exactly the limit: nothing more to say
+  EXPECT_EQ(report.events.size(), 60u);     // the Report keeps every row
+}
+
+}  // namespace
+}  // namespace paddle_prof

@@ -395,3 +395,36 @@ def test_a_snapshot_reports_the_window_so_far_and_recording_goes_on(tmp_path):
     with open(str(path) + '.summary.json') as f:
         assert json.load(f) == snap.to_dict()
     assert {e.name: e.calls for e in prof.report.events} == {'step_op': 5, 'open_at_snapshot': 1}
+
+
+def _ops(n):
+    for i in range(n):
+        with paddle_prof.record_event(f'op{i:03d}'):
+            pass
+
+
+def test_the_printed_table_keeps_to_the_row_limit_and_names_the_file_with_every_row(tmp_path):
+    path = tmp_path / 'p.json'
+    out = io.StringIO()
+    with paddle_prof.profiler('CPU', 'calls', path, stream=out) as prof:
+        _ops(70)
+    table = out.getvalue()
+    printed = [line for line in table.splitlines() if line.startswith('op')]
+    assert len(printed) == 50
+    assert f'(20 more rows, all in {path}.summary.json)' in table
+    assert len(prof.report.events) == 70
+    with open(str(path) + '.summary.json') as f:
+        assert len(json.load(f)['events']) == 70
+    assert len([line for line in prof.report.table(row_limit=None).splitlines()
+                if line.startswith('op')]) == 70
+    assert prof.report.table(row_limit=0) == prof.report.table(row_limit=None)
+
+    out = io.StringIO()
+    paddle_prof.start_profiler('CPU')
+    _ops(12)
+    report = paddle_prof.stop_profiler(stream=out, row_limit=10)
+    assert '(2 more rows, all in the Report: a row limit of 0 prints every row)' in out.getvalue()
+    assert len(report.events) == 12
+    for bad in (-1, 2.5, '10', True):
+        with pytest.raises(ValueError, match='row_limit must be None or an int >= 0'):
+            paddle_prof.profiler('CPU', row_limit=bad)
