@@ -26,6 +26,7 @@ from paddle_prof.profiler import (
     stop_profiler,
 )
 from paddle_prof.record_event import record_event
+from paddle_prof.schedule import save_to, schedule
 from paddle_prof.report import Report
 
 __all__ = [
@@ -37,6 +38,8 @@ __all__ = [
     "profiler",
     "record_event",
     "reset_profiler",
+    "save_to",
+    "schedule",
     "snapshot",
     "start_profiler",
     "stop_profiler",

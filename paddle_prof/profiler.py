@@ -7,9 +7,10 @@ import signal
 import sys
 import threading
 import warnings
-from typing import Any, Callable, Optional, Sequence, TextIO, Union
+from typing import Any, Callable, List, Optional, Sequence, TextIO, Union
 
 from paddle_prof import _core
+from paddle_prof import schedule as _schedule
 from paddle_prof.report import ROW_LIMIT, Report, _row_limit
 
 STATES = tuple(_core.STATES)
@@ -91,13 +92,14 @@ _last_report: Optional[Report] = None  # what the latest stop returned
 _stops = 0  # stops so far: tells whether _last_report is of a given window
 
 
-def _stop(sorted_key: Optional[str], profile_path: PathArg, per_thread: bool) -> Report:
+def _stop(sorted_key: Optional[str], profile_path: PathArg, per_thread: bool,
+          cycle: Optional[int] = None) -> Report:
     global _last_report, _stops
     key = _check_sorted_key(sorted_key)
     path = _check_path(profile_path)
     if not _core.is_enabled():
         raise RuntimeError("no profiler is running: call paddle_prof.start_profiler() first")
-    _last_report = Report(_core.stop_profiler(key, path, bool(per_thread)))
+    _last_report = Report(_core.stop_profiler(key, path, bool(per_thread), cycle))
     _stops += 1
     return _last_report
 
@@ -201,34 +203,102 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
     An exception inside the block still stops the profiler and prints the report; the
     exception then propagates. The table goes to ``stream`` (default: sys.stdout, looked
     up at exit, so contextlib.redirect_stdout and Jupyter see it).
+
+    With a ``schedule`` (paddle_prof.schedule), ``prof.step()`` ends each step: only the
+    schedule's warm-up and active steps are recorded, and each cycle's active steps make
+    one Report, in ``prof.reports``, handed to ``on_trace_ready(report)`` (default: print
+    its table) as its last active step ends. ``profile_path`` may then hold ``{cycle}``;
+    without it each cycle's files get ``.cycle<N>`` before the extension.
     """
 
     def __init__(self, state: str = "CPU", sorted_key: Optional[str] = None,
                  profile_path: PathArg = None, *, per_thread: bool = False,
-                 stream: Optional[TextIO] = None, row_limit: Optional[int] = ROW_LIMIT) -> None:
+                 stream: Optional[TextIO] = None, row_limit: Optional[int] = ROW_LIMIT,
+                 schedule: Optional[_schedule.schedule] = None,
+                 on_trace_ready: Optional[Callable[[Report], Any]] = None) -> None:
         self.state = _check_state(state)
         _row_limit(row_limit)
         self.row_limit = row_limit
         self.sorted_key = _check_sorted_key(sorted_key)
         _check_path(profile_path)
+        if schedule is not None and not isinstance(schedule, _schedule.schedule):
+            raise TypeError(f"schedule must be a paddle_prof.schedule; got {schedule!r}")
+        if on_trace_ready is not None and not callable(on_trace_ready):
+            raise TypeError(f"on_trace_ready must be callable; got {on_trace_ready!r}")
         self.profile_path = profile_path
         self.per_thread = per_thread
         self.stream = stream
+        self.schedule = schedule
+        self.on_trace_ready = on_trace_ready
         self.report: Optional[Report] = None
+        self.reports: List[Report] = []  # one per finished cycle of the schedule
         self._stops_at_enter = 0
+        self._step = 0          # the schedule's step now running
+        self._recording = False  # this profiler's window is open
 
-    def __enter__(self) -> "profiler":
+    def _start(self) -> None:
         start_profiler(self.state)
         # The snapshot signal (FLAGS_paddle_prof_snapshot_signal) writes beside this path.
         _core.set_snapshot_path(_check_path(self.profile_path))
         self._stops_at_enter = _stops
+        self._recording = True
+
+    def __enter__(self) -> "profiler":
+        if self.schedule is None:
+            self._start()
+        else:
+            self._step = 0
+            if self.schedule.action(0) in (_schedule.WARMUP, _schedule.ACTIVE):
+                self._start()
         return self
+
+    def _print(self, report: Report) -> None:
+        print(report.table(row_limit=self.row_limit),
+              file=self.stream if self.stream is not None else sys.stdout, end="")
+
+    def _finish_cycle(self, cycle: int) -> None:
+        """Stops the window and hands the cycle's report on."""
+        self._recording = False
+        saving = getattr(self.on_trace_ready, "profile_path", None)
+        if callable(saving):
+            path: PathArg = saving(cycle)
+        elif self.profile_path is not None:
+            path = _schedule.cycle_path(_check_path(self.profile_path), cycle)
+        else:
+            path = None
+        report = _stop(self.sorted_key, path, self.per_thread, cycle)
+        self.reports.append(report)
+        self.report = report
+        if self.on_trace_ready is None:
+            self._print(report)
+        else:
+            self.on_trace_ready(report)
+
+    def step(self) -> None:
+        """Ends a training step: mark_step(), and with a schedule, its next phase."""
+        if self.schedule is None:
+            mark_step()
+            return
+        ended = self._step
+        if self._recording:
+            mark_step()
+            if self.schedule.last_active(ended):
+                self._finish_cycle(self.schedule.cycle(ended))
+        self._step += 1
+        now = self.schedule.action(self._step)
+        if now in (_schedule.WARMUP, _schedule.ACTIVE) and not self._recording:
+            self._start()
+        elif now == _schedule.ACTIVE and self.schedule.action(ended) == _schedule.WARMUP:
+            reset_profiler()  # the warm-up is recorded, then dropped
 
     def __exit__(self, exc_type: Optional[type], *exc_info: object) -> bool:
         # The report is kept before anything can fail (the stream, a Ctrl-C), and nothing
         # raised here hides an exception of the block's own.
         deferred = _DeferredInterrupt()
         try:
+            if self.schedule is not None:
+                self._exit_schedule()
+                return False
             if not _core.is_enabled():
                 # The report of this window, if stop_profiler() took it; None otherwise.
                 stopped_here = _stops == self._stops_at_enter + 1
@@ -237,10 +307,9 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
                               "block; prof.report is the report stop_profiler() returned, "
                               "if it was that call", RuntimeWarning, stacklevel=2)
                 return False
+            self._recording = False
             self.report = _stop(self.sorted_key, self.profile_path, self.per_thread)
-            print(self.report.table(row_limit=self.row_limit),
-                  file=self.stream if self.stream is not None else sys.stdout,
-                  end="")
+            self._print(self.report)
         except Exception as e:
             if exc_type is None:
                 raise
@@ -249,3 +318,15 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
         finally:
             deferred.restore()
         return False
+
+    def _exit_schedule(self) -> None:
+        """A block that ends inside an active phase reports the steps done; one that ends
+        in a warm-up drops it."""
+        if not self._recording or not _core.is_enabled():
+            self._recording = False
+            return
+        if self.schedule.action(self._step) == _schedule.ACTIVE:
+            self._finish_cycle(self.schedule.cycle(self._step))
+        else:
+            self._recording = False
+            _stop(self.sorted_key, None, self.per_thread)

@@ -51,6 +51,7 @@ class Report:
         self.state: str = self._summary["state"]
         self.sorted_by: str = self._summary["sorted_by"]
         self.dropped_events: int = self._summary["dropped_events"]
+        self.cycle: Optional[int] = self._summary["cycle"]  # of a schedule, else None
 
     def table(self, detailed: bool = False, row_limit: Optional[int] = ROW_LIMIT) -> str:
         """The text report; ``detailed`` adds allocated and freed bytes per place.

@@ -24,7 +24,6 @@ from typing import Callable, List, Optional, TextIO, Tuple
 
 import torch  # noqa: F401  (loads libtorch before the bridge that links it)
 
-from paddle_prof.profiler import mark_step
 from paddle_prof.profiler import profiler as _base_profiler
 from paddle_prof.report import ROW_LIMIT
 
@@ -87,24 +86,25 @@ def _optimizer_classes() -> List[type]:
     return classes
 
 
-def _marking(step: Callable) -> Callable:
+def _marking(step: Callable, on_step: Callable[[], None]) -> Callable:
     @functools.wraps(step)
     def marked_step(self, *args, **kwargs):
         result = step(self, *args, **kwargs)
-        mark_step()
+        on_step()
         return result
 
     return marked_step
 
 
-def _mark_steps_on_optimizer_step() -> List[Tuple[type, Callable]]:
-    """Wraps every optimizer class's own step() to call mark_step() after it; returns
-    what to put back."""
+def _steps_on_optimizer_step(on_step: Callable[[], None]) -> List[Tuple[type, Callable]]:
+    """Wraps every optimizer class's own step() to call ``on_step`` (the profiler's
+    step(): mark_step(), and the schedule's next phase) after it; returns what to put
+    back."""
     saved = []
     for cls in _optimizer_classes():
         original = cls.__dict__.get("step")
         if original is not None:
-            cls.step = _marking(original)
+            cls.step = _marking(original, on_step)
             saved.append((cls, original))
     return saved
 
@@ -136,7 +136,7 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
             _torch_bridge.remove_callback()
             raise
         if self.step_on_optimizer:
-            self._wrapped_steps = _mark_steps_on_optimizer_step()
+            self._wrapped_steps = _steps_on_optimizer_step(self.step)
         return self
 
     def __exit__(self, *exc_info: object) -> bool:

@@ -57,16 +57,27 @@ py::array Empty(const std::vector<py::ssize_t>& shape, const py::dtype& dtype,
   return py::array(dtype, shape, data, owner);
 }
 
-Report Stop(const std::string& sorted_key, const std::string& profile_path, bool per_thread) {
-  const EventSortingKey key = ParseSortingKey(sorted_key);
+internal::ReportOptions Options(const std::string& sorted_key, const std::string& profile_path,
+                                bool per_thread, std::optional<int> cycle = std::nullopt) {
+  internal::ReportOptions options;
+  options.key = ParseSortingKey(sorted_key);
+  options.per_thread = per_thread;
+  options.profile_path = profile_path;
+  options.cycle = cycle;
+  return options;
+}
+
+Report Stop(const std::string& sorted_key, const std::string& profile_path, bool per_thread,
+            std::optional<int> cycle) {
+  const internal::ReportOptions options = Options(sorted_key, profile_path, per_thread, cycle);
   py::gil_scoped_release release;
-  return internal::StopProfiler({key, per_thread, profile_path});
+  return internal::StopProfiler(options);
 }
 
 Report Snapshot(const std::string& sorted_key, const std::string& profile_path, bool per_thread) {
-  const EventSortingKey key = ParseSortingKey(sorted_key);
+  const internal::ReportOptions options = Options(sorted_key, profile_path, per_thread);
   py::gil_scoped_release release;
-  return internal::SnapshotProfiler({key, per_thread, profile_path});
+  return internal::SnapshotProfiler(options);
 }
 
 }  // namespace
@@ -97,13 +108,13 @@ PYBIND11_MODULE(_core, m) {
       "enable_implicit_profiler",
       [](const std::string& state, const std::string& sorted_key, const std::string& profile_path,
          bool per_thread) {
-        return internal::EnableImplicitProfiler(
-            ParseProfilerState(state), {ParseSortingKey(sorted_key), per_thread, profile_path});
+        return internal::EnableImplicitProfiler(ParseProfilerState(state),
+                                                Options(sorted_key, profile_path, per_thread));
       },
       py::arg("state"), py::arg("sorted_key"), py::arg("profile_path"), py::arg("per_thread"));
   m.def("implicit_profiler_running", &internal::ImplicitProfilerRunning);
   m.def("stop_profiler", &Stop, py::arg("sorted_key"), py::arg("profile_path"),
-        py::arg("per_thread"));
+        py::arg("per_thread"), py::arg("cycle") = py::none());
   m.def("snapshot_profiler", &Snapshot, py::arg("sorted_key"), py::arg("profile_path"),
         py::arg("per_thread"));
   m.def("set_snapshot_path", &internal::SetSnapshotPath, py::arg("profile_path"));

@@ -122,6 +122,15 @@ internal::ReportOptions ReportFromFlags() {
 
 Report SnapshotLocked(const Control& control, const internal::ReportOptions& options);
 
+// The C++ API's options: per-thread rows from the flag, the rest as given.
+internal::ReportOptions OptionsFromApi(EventSortingKey key, const std::string& profile_path) {
+  internal::ReportOptions options;
+  options.key = key;
+  options.per_thread = FLAGS_paddle_prof_per_thread;
+  options.profile_path = profile_path;
+  return options;
+}
+
 // On the signal watcher, each time the snapshot signal comes: the running window's
 // snapshot at <profile path>.snapshot<N>, the profile path being the caller's, the
 // implicit profile's or FLAGS_paddle_prof_path, else ./paddle_prof.<pid>.json.
@@ -326,11 +335,11 @@ void ResetProfiler() {
 }
 
 Report StopProfiler(EventSortingKey key, const std::string& profile_path) {
-  return internal::StopProfiler({key, FLAGS_paddle_prof_per_thread, profile_path});
+  return internal::StopProfiler(OptionsFromApi(key, profile_path));
 }
 
 Report SnapshotProfiler(EventSortingKey key, const std::string& profile_path) {
-  return internal::SnapshotProfiler({key, FLAGS_paddle_prof_per_thread, profile_path});
+  return internal::SnapshotProfiler(OptionsFromApi(key, profile_path));
 }
 
 Report DisableProfiler(EventSortingKey key, const std::string& profile_path) {

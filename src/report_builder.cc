@@ -338,6 +338,7 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
   report.sorted_by = key == EventSortingKey::kDefault ? EventSortingKey::kTotal : key;
   report.wall_ms = c.TicksToMs(c.end_tick - c.start_tick);
   report.dropped_events = c.dropped;
+  report.cycle = options.cycle;
   double self_sum = 0;
   for (const auto& [row_key, acc] : merged) {
     report.events.push_back(MakeRow(c, row_key, acc));

@@ -3,6 +3,7 @@
 #ifndef PADDLE_PROF_SRC_REPORT_OPTIONS_H_
 #define PADDLE_PROF_SRC_REPORT_OPTIONS_H_
 
+#include <optional>
 #include <string>
 
 #include "paddle_prof/report.h"
@@ -14,6 +15,7 @@ struct ReportOptions {
   bool per_thread = false;   // one row per thread and event
   std::string profile_path;  // the trace, and the summary beside it; none when empty
   int row_limit = Report::kDefaultRowLimit;  // of the table printed, if one is (0: all)
+  std::optional<int> cycle;                  // the schedule's cycle this window is
 };
 
 }  // namespace paddle_prof::internal

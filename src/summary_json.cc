@@ -112,6 +112,8 @@ std::string Report::ToJson() const {
   }
   w.EndArray();
   w.IntField("dropped_events", dropped_events);
+  w.Key("cycle");
+  cycle ? w.Int(*cycle) : w.Null();
   w.Key("warnings");
   w.BeginArray();
   for (const std::string& warning : warnings) w.String(warning);

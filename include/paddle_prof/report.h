@@ -101,6 +101,7 @@ class Report {
   std::vector<StepSummary> steps;
   int64_t dropped_events = 0;  // scopes not recorded because the buffer bound was hit
   std::vector<std::string> warnings;
+  std::optional<int> cycle;  // of a schedule (Python's paddle_prof.schedule), from 0
   std::string summary_path;  // where the summary was written; empty when it was not
 
   // Rows the printed table shows by default (FLAGS_paddle_prof_row_limit).
