@@ -209,13 +209,19 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
     one Report, in ``prof.reports``, handed to ``on_trace_ready(report)`` (default: print
     its table) as its last active step ends. ``profile_path`` may then hold ``{cycle}``;
     without it each cycle's files get ``.cycle<N>`` before the extension.
+
+    An allocation that fails in the window (the tracking allocator, PyTorch's CPU
+    allocator) first writes a dump of it to ``oom_path`` (default
+    ``<profile_path>.oom.json``, else ``./paddle_prof.oom.<pid>.json``); the program's own
+    error then goes on unchanged.
     """
 
     def __init__(self, state: str = "CPU", sorted_key: Optional[str] = None,
                  profile_path: PathArg = None, *, per_thread: bool = False,
                  stream: Optional[TextIO] = None, row_limit: Optional[int] = ROW_LIMIT,
                  schedule: Optional[_schedule.schedule] = None,
-                 on_trace_ready: Optional[Callable[[Report], Any]] = None) -> None:
+                 on_trace_ready: Optional[Callable[[Report], Any]] = None,
+                 oom_path: PathArg = None) -> None:
         self.state = _check_state(state)
         _row_limit(row_limit)
         self.row_limit = row_limit
@@ -225,7 +231,9 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
             raise TypeError(f"schedule must be a paddle_prof.schedule; got {schedule!r}")
         if on_trace_ready is not None and not callable(on_trace_ready):
             raise TypeError(f"on_trace_ready must be callable; got {on_trace_ready!r}")
+        _check_path(oom_path, "oom_path")
         self.profile_path = profile_path
+        self.oom_path = oom_path
         self.per_thread = per_thread
         self.stream = stream
         self.schedule = schedule
@@ -240,6 +248,9 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
         start_profiler(self.state)
         # The snapshot signal (FLAGS_paddle_prof_snapshot_signal) writes beside this path.
         _core.set_snapshot_path(_check_path(self.profile_path))
+        # An allocation that fails in the window writes its dump here (default: beside the
+        # profile path).
+        _core.set_oom_path(_check_path(self.oom_path, "oom_path"))
         self._stops_at_enter = _stops
         self._recording = True
 

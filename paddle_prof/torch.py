@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import warnings
-from typing import Callable, List, Optional, TextIO, Tuple
+from typing import Any, Callable, List, Optional, TextIO, Tuple
 
 import torch  # noqa: F401  (loads libtorch before the bridge that links it)
 
@@ -118,9 +118,13 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
     def __init__(self, state: str = "CPU", sorted_key: Optional[str] = None,
                  profile_path: Optional[str] = None, record_shapes: bool = False, *,
                  step_on_optimizer: bool = False, per_thread: bool = False,
-                 stream: Optional[TextIO] = None, row_limit: Optional[int] = ROW_LIMIT) -> None:
+                 stream: Optional[TextIO] = None, row_limit: Optional[int] = ROW_LIMIT,
+                 schedule: Optional[Any] = None,
+                 on_trace_ready: Optional[Callable[[Any], Any]] = None,
+                 oom_path: Optional[str] = None) -> None:
         super().__init__(state, sorted_key, profile_path, per_thread=per_thread, stream=stream,
-                         row_limit=row_limit)
+                         row_limit=row_limit, schedule=schedule, on_trace_ready=on_trace_ready,
+                         oom_path=oom_path)
         self.record_shapes = record_shapes
         self.step_on_optimizer = step_on_optimizer
         self._wrapped_steps: List[Tuple[type, Callable]] = []

@@ -118,6 +118,12 @@ PYBIND11_MODULE(_core, m) {
   m.def("snapshot_profiler", &Snapshot, py::arg("sorted_key"), py::arg("profile_path"),
         py::arg("per_thread"));
   m.def("set_snapshot_path", &internal::SetSnapshotPath, py::arg("profile_path"));
+  m.def(
+      "set_oom_path",
+      [](const std::string& path) {
+        internal::SetOutOfMemoryPath(internal::g_window.load(std::memory_order_acquire), path);
+      },
+      py::arg("path"));
   m.def("catch_snapshot_signal", &internal::CatchSnapshotSignalNamed, py::arg("name"));
   m.def("reset_profiler", [] {
     py::gil_scoped_release release;

@@ -22,9 +22,12 @@ void TrackedDelete(void* ptr) {
 
 c10::DataPtr TrackingCPUAllocator::allocate(size_t bytes) PADDLE_PROF_ALLOCATE_CONST {
   c10::DataPtr block;
-  {
+  try {
     internal::NativeGuard counted_as_cpu;
     block = original_->allocate(bytes);
+  } catch (...) {  // c10's "not enough memory": the dump first, then torch's own error
+    internal::OnOutOfMemory(CPUPlace(), bytes);
+    throw;
   }
   void* data = block.get();
   if (data == nullptr || block.get_context() != data) return block;  // not ours to wrap

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,8 @@ struct Collection {
   GpuCapture gpu;                          // what ran on the GPU, times in ticks
   GpuCorrelation gpu_correlation;          // which call launched it
   int64_t open_before_reset = 0;           // calls begun before a reset, still open at the stop
+  std::optional<OutOfMemory> oom;          // the failure an out-of-memory dump is for
+  int64_t failures_after_oom = 0;          // allocation failures after the window's dump
   // Summed over the window's recorders.
   int64_t forced_closes = 0;
   int64_t foreign_ends = 0;

@@ -24,6 +24,10 @@ DEFINE_int32(paddle_prof_max_buffer_mb, 1024,
 DEFINE_string(paddle_prof_snapshot_signal, "",
               "A signal (USR1, SIGUSR2, 10, ...) that writes a snapshot of the running window "
               "to <profile path>.snapshot<N> each time it comes; the program goes on.");
+DEFINE_string(paddle_prof_oom_path, "",
+              "Where an allocation that fails while profiling writes the window's dump (its "
+              "trace, and the summary at <path>.summary.json); default <profile path>.oom.json, "
+              "else ./paddle_prof.oom.<pid>.json.");
 DEFINE_bool(paddle_prof_memory_timeline, true,
             "Record every tracked allocation and free with its time: what the report's "
             "at_peak and the trace's memory counters are built from. Off, tracking costs "

@@ -30,6 +30,7 @@
 #include "memory_tracker.h"
 #include "native_guard.h"
 #include "number_format.h"
+#include "oom_dump.h"
 #include "place_registry.h"
 #include "process_memory.h"
 #include "profile_files.h"
@@ -120,7 +121,8 @@ internal::ReportOptions ReportFromFlags() {
   return report;
 }
 
-Report SnapshotLocked(const Control& control, const internal::ReportOptions& options);
+Report SnapshotLocked(const Control& control, const internal::ReportOptions& options,
+                      const OutOfMemory* oom = nullptr);
 
 // The C++ API's options: per-thread rows from the flag, the rest as given.
 internal::ReportOptions OptionsFromApi(EventSortingKey key, const std::string& profile_path) {
@@ -129,6 +131,12 @@ internal::ReportOptions OptionsFromApi(EventSortingKey key, const std::string& p
   options.per_thread = FLAGS_paddle_prof_per_thread;
   options.profile_path = profile_path;
   return options;
+}
+
+// The open window's profile path as its caller said: the Python profiler's, else the
+// implicit profile's or FLAGS_paddle_prof_path (in `options`); "" when none did.
+std::string WindowProfilePath(const Control& control, const internal::ReportOptions& options) {
+  return !control.snapshot_path.empty() ? control.snapshot_path : options.profile_path;
 }
 
 // On the signal watcher, each time the snapshot signal comes: the running window's
@@ -140,7 +148,7 @@ void WriteSignalledSnapshot() {
   std::lock_guard<std::mutex> lock(control.mu);
   if (g_window.load(std::memory_order_relaxed) == 0) return;
   internal::ReportOptions options = control.launcher_report.value_or(ReportFromFlags());
-  std::string base = !control.snapshot_path.empty() ? control.snapshot_path : options.profile_path;
+  std::string base = WindowProfilePath(control, options);
   if (base.empty()) base = "paddle_prof." + std::to_string(getpid()) + ".json";
   options.profile_path = base + ".snapshot" + std::to_string(control.snapshots_written++);
   try {
@@ -237,6 +245,7 @@ Report StopLocked(Control& control, const internal::ReportOptions& options) {
     c.gpu = gpu->Stop();
   }
   c.steps = std::move(control.steps);
+  c.failures_after_oom = internal::FailuresAfterTheDump(window);
   CollectLocked(control, window, end_ns, &c);
   return ReportOf(c, options);
 }
@@ -244,12 +253,14 @@ Report StopLocked(Control& control, const internal::ReportOptions& options) {
 // The records are read in place while their threads go on appending: each thread's
 // buffer is read up to the size it had published by then, and no thread rewinds it
 // while the profiler's lock keeps the window open.
-Report SnapshotLocked(const Control& control, const internal::ReportOptions& options) {
+Report SnapshotLocked(const Control& control, const internal::ReportOptions& options,
+                      const OutOfMemory* oom) {
   const uint64_t window = OpenWindowOrThrow();
   internal::Collection c;
   c.end_tick = Clock::Now();
   const uint64_t end_ns = internal::MonotonicNs();
   c.snapshot = true;
+  if (oom != nullptr) c.oom = *oom;
   c.steps = control.steps;
   if (control.gpu != nullptr) {
     c.gpu_traced = true;  // GPU columns, empty: CUPTI hands its records over at the stop
@@ -372,6 +383,24 @@ Report StopProfiler(const ReportOptions& options) {
   internal::NativeGuard profiler_memory;
   std::lock_guard<std::mutex> lock(control.mu);
   return StopLocked(control, options);
+}
+
+std::optional<Report> WriteOutOfMemoryDump(const OutOfMemory& oom, const std::string& path) {
+  Control& control = GetControl();
+  internal::NativeGuard profiler_memory;
+  std::lock_guard<std::mutex> lock(control.mu);
+  if (g_window.load(std::memory_order_relaxed) == 0) return std::nullopt;
+  ReportOptions options = control.launcher_report.value_or(ReportFromFlags());
+  if (!path.empty()) {
+    options.profile_path = path;
+  } else if (!FLAGS_paddle_prof_oom_path.empty()) {
+    options.profile_path = FLAGS_paddle_prof_oom_path;
+  } else if (std::string base = WindowProfilePath(control, options); !base.empty()) {
+    options.profile_path = base + ".oom.json";
+  } else {
+    options.profile_path = "paddle_prof.oom." + std::to_string(getpid()) + ".json";
+  }
+  return SnapshotLocked(control, options, &oom);
 }
 
 void SetSnapshotPath(const std::string& profile_path) {

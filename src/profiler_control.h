@@ -2,6 +2,7 @@
 #ifndef PADDLE_PROF_SRC_PROFILER_CONTROL_H_
 #define PADDLE_PROF_SRC_PROFILER_CONTROL_H_
 
+#include <optional>
 #include <string>
 
 #include "paddle_prof/report.h"
@@ -14,6 +15,11 @@ namespace paddle_prof::internal {
 Report StopProfiler(const ReportOptions& options);
 // SnapshotProfiler() likewise.
 Report SnapshotProfiler(const ReportOptions& options);
+
+// The open window's out-of-memory dump for `oom`, at `path` (else FLAGS_paddle_prof_oom_path,
+// else <profile path>.oom.json, else ./paddle_prof.oom.<pid>.json); nothing when no
+// window is open.
+std::optional<Report> WriteOutOfMemoryDump(const OutOfMemory& oom, const std::string& path);
 
 // Where the snapshot signal writes during the open window (the Python profiler's
 // profile_path); ignored while no window is open.

@@ -183,9 +183,46 @@ EventRow MakeRow(const Collection& c, const RowKey& key, const Accumulator& acc)
 
 std::string Calls(int64_t n) { return std::to_string(n) + (n == 1 ? " call" : " calls"); }
 
+// "out of memory on CPU asking 17,179,869,184 bytes in aten::empty (train_step >
+// aten::empty); the place held 1,203,456 bytes: conv2d 800,000 bytes, ...": the rows that
+// hold most of the place's live bytes, largest first.
+std::string OutOfMemoryWarning(const OutOfMemory& oom, const std::vector<EventRow>& rows) {
+  std::string text = "out of memory on " + oom.place + " asking " +
+                     FormatByteCount(oom.requested_bytes) + " in " + oom.event;
+  if (!oom.path.empty()) {
+    std::string path;
+    for (const std::string& name : oom.path) path += (path.empty() ? "" : " > ") + name;
+    text += " (" + path + ")";
+  }
+  text += "; the place held " + FormatByteCount(oom.live_bytes);
+  std::vector<std::pair<int64_t, const EventRow*>> holders;
+  for (const EventRow& row : rows) {
+    const auto m = row.memory.find(oom.place);
+    if (m != row.memory.end() && m->second.live_bytes > 0) {
+      holders.emplace_back(m->second.live_bytes, &row);
+    }
+  }
+  std::stable_sort(holders.begin(), holders.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  constexpr size_t kHolders = 3;
+  for (size_t i = 0; i < holders.size() && i < kHolders; ++i) {
+    const EventRow& row = *holders[i].second;
+    text += (i == 0 ? ": " : ", ") + row.name + (row.tag ? " " + *row.tag : "") + " " +
+            FormatByteCount(holders[i].first);
+  }
+  if (holders.empty()) text += ", none of it allocated by an event of this window";
+  return text + ".";
+}
+
 void AddWarnings(const Collection& c, const LeftOut& left_out, Report* report) {
   auto& w = report->warnings;
   w = c.warnings;
+  if (c.oom) w.insert(w.begin(), OutOfMemoryWarning(*c.oom, report->events));
+  if (c.failures_after_oom > 0) {
+    w.push_back(std::to_string(c.failures_after_oom) +
+                " allocation failure(s) after the window's out-of-memory dump: one dump is "
+                "written per window.");
+  }
   if (left_out.cut > 0) {
     w.push_back(Calls(left_out.cut) +
                 " began before ResetProfiler() and ended after it; they are left out.");
@@ -339,6 +376,7 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
   report.wall_ms = c.TicksToMs(c.end_tick - c.start_tick);
   report.dropped_events = c.dropped;
   report.cycle = options.cycle;
+  report.oom = c.oom;
   double self_sum = 0;
   for (const auto& [row_key, acc] : merged) {
     report.events.push_back(MakeRow(c, row_key, acc));

@@ -114,6 +114,21 @@ std::string Report::ToJson() const {
   w.IntField("dropped_events", dropped_events);
   w.Key("cycle");
   cycle ? w.Int(*cycle) : w.Null();
+  w.Key("oom");
+  if (oom) {
+    w.BeginObject();
+    w.StringField("place", oom->place);
+    w.IntField("requested_bytes", oom->requested_bytes);
+    w.StringField("event", oom->event);
+    w.Key("path");
+    w.BeginArray();
+    for (const std::string& name : oom->path) w.String(name);
+    w.EndArray();
+    w.IntField("live_bytes", oom->live_bytes);
+    w.EndObject();
+  } else {
+    w.Null();
+  }
   w.Key("warnings");
   w.BeginArray();
   for (const std::string& warning : warnings) w.String(warning);

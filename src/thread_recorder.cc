@@ -118,6 +118,19 @@ int64_t ThreadRecorder::OpenScopesBegunIn(uint64_t first, uint64_t last) const {
   return open;
 }
 
+std::vector<std::string> ThreadRecorder::OpenScopeNames(uint64_t window) const {
+  std::vector<std::string> names;
+  for (uint32_t d = 0, depth = depth_.load(std::memory_order_relaxed); d < depth; ++d) {
+    const OpenScope& scope = stack_[d];
+    if (scope.owner.load(std::memory_order_relaxed) == kAbandoned ||
+        scope.window.load(std::memory_order_relaxed) != window) {
+      continue;
+    }
+    names.push_back(NameBytes(scope.name));
+  }
+  return names;
+}
+
 void ThreadRecorder::CountForeignEnd(ThreadRecorder* recorder, uint32_t depth, const void* owner) {
   // Only if the slot is still this scope's: its thread may have closed it already.
   const void* expected = owner;

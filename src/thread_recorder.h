@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "clock.h"
 #include "event_buffer.h"
@@ -141,6 +142,10 @@ class ThreadRecorder {
   // Free: charges the free to the innermost open scope and takes the block out of the
   // running bytes of the open scope (or root) that allocated it, if any.
   void ChargeFree(uint64_t window, const LiveBlock& block);
+
+  // Owner thread: the names of its scopes open in `window`, outermost first (an
+  // out-of-memory dump's path).
+  std::vector<std::string> OpenScopeNames(uint64_t window) const;
 
   // ---- Collector-side reads. ----
   uint64_t window() const { return window_.load(std::memory_order_acquire); }

@@ -3,22 +3,27 @@
 
 #include "memory_tracker.h"
 #include "native_guard.h"
+#include "out_of_memory.h"
 #include "paddle_prof/allocator.h"
 #include "place_registry.h"
 
 namespace paddle_prof {
 
 TrackingAllocator::TrackingAllocator(std::shared_ptr<Allocator> base, Place place)
-    : base_(std::move(base)), place_index_(internal::PlaceIndex(place)) {
+    : base_(std::move(base)), place_(place), place_index_(internal::PlaceIndex(place)) {
   if (!base_) throw std::invalid_argument("TrackingAllocator needs a base allocator");
 }
 
 void* TrackingAllocator::Allocate(size_t bytes) {
   void* ptr;
-  {
+  try {
     internal::NativeGuard counted_here_not_as_native;
     ptr = base_->Allocate(bytes);
+  } catch (...) {
+    internal::OnOutOfMemory(place_, bytes);
+    throw;
   }
+  if (ptr == nullptr && bytes > 0) internal::OnOutOfMemory(place_, bytes);
   if (ptr != nullptr && place_index_ >= 0 && !internal::TrackAlloc(place_index_, ptr, bytes)) {
     // An untracked block would reach Free() unknown and never go back to the base.
     internal::NativeGuard counted_here_not_as_native;

@@ -36,7 +36,9 @@ class TrackingAllocator final : public Allocator {
  public:
   TrackingAllocator(std::shared_ptr<Allocator> base, Place place);
   // nullptr when the base returns nullptr; std::bad_alloc when the block cannot be
-  // tracked (a size above INT64_MAX, no memory for the live-block table).
+  // tracked (a size above INT64_MAX, no memory for the live-block table). A base that
+  // fails (nullptr, or an exception, which goes on to the caller) while profiling is on
+  // writes the window's out-of-memory dump first.
   void* Allocate(size_t bytes) override;
   // nullptr is ignored. A pointer this allocator did not hand out, or already took back,
   // is counted in the place's untracked_frees and never reaches the base allocator.
@@ -44,6 +46,7 @@ class TrackingAllocator final : public Allocator {
 
  private:
   std::shared_ptr<Allocator> base_;
+  Place place_;
   int place_index_;
 };
 

@@ -91,6 +91,15 @@ struct StepSummary {
   std::map<std::string, int64_t> process;
 };
 
+// What an out-of-memory dump says of the allocation that failed.
+struct OutOfMemory {
+  std::string place;
+  int64_t requested_bytes = 0;
+  std::string event;              // the innermost event open on the failing thread
+  std::vector<std::string> path;  // the events open there, outermost first
+  int64_t live_bytes = 0;         // what the place held as it failed
+};
+
 class Report {
  public:
   ProfilerState state = ProfilerState::kCPU;
@@ -101,8 +110,9 @@ class Report {
   std::vector<StepSummary> steps;
   int64_t dropped_events = 0;  // scopes not recorded because the buffer bound was hit
   std::vector<std::string> warnings;
-  std::optional<int> cycle;  // of a schedule (Python's paddle_prof.schedule), from 0
-  std::string summary_path;  // where the summary was written; empty when it was not
+  std::optional<int> cycle;        // of a schedule (Python's paddle_prof.schedule), from 0
+  std::optional<OutOfMemory> oom;  // set in the dump an allocation failure wrote
+  std::string summary_path;        // where the summary was written; empty when it was not
 
   // Rows the printed table shows by default (FLAGS_paddle_prof_row_limit).
   static constexpr int kDefaultRowLimit = 50;

@@ -1,6 +1,7 @@
 """paddle_prof.torch on Debian's PyTorch: ATen ops as events, CPU tensors tracked."""
 
 import io
+import json
 import subprocess
 import sys
 import textwrap
@@ -211,3 +212,25 @@ def test_gpu_memory_untracked_says_why(monkeypatch):
     _FakeCuda(monkeypatch, tracker=None, counters=None)
     with pytest.warns(RuntimeWarning, match='not tracked.*CPU-only PyTorch'):
         paddle_prof.torch._track_cuda_memory('GPU')
+
+
+def test_an_impossible_torch_empty_writes_the_dump_and_torch_raises_as_it_would(tmp_path):
+    oom_path = tmp_path / 'oom.json'
+    huge = 1 << 42  # 16 TiB of float32
+    with paddle_prof.torch.profiler('CPU', stream=io.StringIO(), oom_path=oom_path) as prof:
+        with paddle_prof.record_event('train_step'):
+            with pytest.raises(RuntimeError, match='DefaultCPUAllocator: .*17592186044416 bytes'):
+                torch.empty(huge, dtype=torch.float32)
+    with open(str(oom_path) + '.summary.json') as f:
+        dump = json.load(f)
+    oom = dump['oom']
+    assert oom['place'] == 'CPU'
+    assert oom['requested_bytes'] == 4 * huge
+    assert oom['event'] == 'aten::empty'
+    assert oom['path'] == ['train_step', 'aten::empty']
+    assert dump['warnings'][0].startswith(
+        'out of memory on CPU asking 17,592,186,044,416 bytes in aten::empty '
+        '(train_step > aten::empty); the place held ')
+    # The window went on: the calls after the failure are in its report.
+    assert {e.name for e in prof.report.events} >= {'train_step', 'aten::empty'}
+    assert prof.report.to_dict()['oom'] is None
