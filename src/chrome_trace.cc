@@ -2,10 +2,13 @@
 
 #include <unistd.h>
 
-#include <cstdio>
-#include <functional>
+#include <charconv>
+#include <cstring>
+#include <map>
 #include <set>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "atomic_file.h"
 #include "json_writer.h"
@@ -18,6 +21,82 @@ namespace {
 constexpr int kStepsTid = 0;             // no real thread has id 0
 constexpr int kGpuPidBase = 0x7fff0000;  // GPU n is drawn as process kGpuPidBase + n
 constexpr size_t kFlushBytes = size_t{1} << 20;
+constexpr size_t kNumberBytes = 24;  // the longest integer, or microseconds with decimals
+
+// The trace's text. It goes to the file in pieces of about kFlushBytes: a long window's
+// would not fit in memory at once. A window has as many events as calls, so each is
+// written straight into the buffer, its numbers by hand.
+class TraceText {
+ public:
+  explicit TraceText(AtomicFile* file) : file_(file) { buffer_.resize(kFlushBytes + 4096); }
+
+  // Room for `n` more bytes at the returned pointer; Advance() to where they end.
+  char* Room(size_t n) {
+    if (buffer_.size() - used_ < n) buffer_.resize(used_ + n);
+    return buffer_.data() + used_;
+  }
+  // After each event: a full buffer goes to the file.
+  void Advance(char* end) {
+    used_ = static_cast<size_t>(end - buffer_.data());
+    if (used_ >= kFlushBytes) Flush();
+  }
+  void Append(std::string_view s) { Advance(Copy(Room(s.size()), s)); }
+  void Flush() {
+    file_->Write(std::string_view(buffer_.data(), used_));
+    used_ = 0;
+  }
+
+  static char* Copy(char* p, std::string_view s) {
+    std::memcpy(p, s.data(), s.size());
+    return p + s.size();
+  }
+  static char* Int(char* p, int64_t v) { return std::to_chars(p, p + kNumberBytes, v).ptr; }
+  // Nanoseconds as microseconds with exactly three decimals: 1234567 is 1234.567.
+  static char* Us(char* p, uint64_t ns) {
+    p = std::to_chars(p, p + kNumberBytes, ns / 1000).ptr;
+    const auto frac = static_cast<unsigned>(ns % 1000);
+    p[0] = '.';
+    p[1] = static_cast<char>('0' + frac / 100);
+    p[2] = static_cast<char>('0' + frac / 10 % 10);
+    p[3] = static_cast<char>('0' + frac % 10);
+    return p + 4;
+  }
+
+ private:
+  AtomicFile* file_;
+  std::string buffer_;
+  size_t used_ = 0;
+};
+
+// A tick as whole nanoseconds since the window's start, rounded down: no event ends
+// past the window, and an event's end less its start is its duration as drawn.
+uint64_t Ns(const Collection& c, uint64_t tick) {
+  if (tick <= c.start_tick) return 0;
+  return static_cast<uint64_t>(static_cast<double>(tick - c.start_tick) * c.ns_per_tick);
+}
+
+// Events few enough to go through the JSON writer: `write` adds array elements, each
+// after its comma.
+template <typename Write>
+void AppendEvents(TraceText* text, Write write) {
+  std::string s;
+  JsonWriter w(&s);
+  w.ResumeArray();
+  write(&w);
+  text->Append(s);
+}
+
+void WriteProcessName(JsonWriter* w, int pid, const std::string& name) {
+  w->BeginObject();
+  w->StringField("name", "process_name");
+  w->StringField("ph", "M");
+  w->IntField("pid", pid);
+  w->Key("args");
+  w->BeginObject();
+  w->StringField("name", name);
+  w->EndObject();
+  w->EndObject();
+}
 
 void WriteThreadName(JsonWriter* w, int pid, int tid, const std::string& name, int sort_index) {
   w->BeginObject();
@@ -42,63 +121,134 @@ void WriteThreadName(JsonWriter* w, int pid, int tid, const std::string& name, i
   w->EndObject();
 }
 
-void WriteComplete(JsonWriter* w, const Collection& c, int pid, int tid, const char* name,
-                   const char* category, const char* tag, uint64_t start, uint64_t end) {
-  w->BeginObject();
-  w->StringField("name", name);
-  w->StringField("cat", category);
-  w->StringField("ph", "X");
-  w->IntField("pid", pid);
-  w->IntField("tid", tid);
-  w->DoubleField("ts", c.TicksToUs(start - c.start_tick));
-  w->DoubleField("dur", c.TicksToUs(end - start));
+// `,"pid":<pid>,"tid":<tid>,"ts":`: where a thread's (or a stream's) events go.
+std::string Track(int pid, int tid) {
+  return ",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) + ",\"ts\":";
+}
+
+// A complete event up to its track: `,{"name":<name>,"cat":<cat>,"ph":"X"` and its tag.
+std::string CompleteHead(const char* name, const char* cat, const char* tag) {
+  std::string s;
+  JsonWriter w(&s);
+  w.ResumeArray();
+  w.BeginObject();
+  w.StringField("name", name);
+  w.StringField("cat", cat);
+  w.StringField("ph", "X");
   if (tag != nullptr) {
-    w->Key("args");
-    w->BeginObject();
-    w->StringField("tag", tag);
-    w->EndObject();
+    w.Key("args");
+    w.BeginObject();
+    w.StringField("tag", tag);
+    w.EndObject();
   }
-  w->EndObject();
+  return s;
+}
+
+// CompleteHead() once per distinct name, category and tag. Names and tags are pointers
+// that live as long as the window's records and repeat call after call, so they are
+// told apart by address (two copies of one text are two entries, which is harmless).
+class HeadCache {
+ public:
+  const std::string& Get(const char* name, const char* cat, const char* tag) {
+    if (2 * (heads_.size() + 1) > slots_.size()) Grow();
+    for (size_t i = Hash(name, cat, tag);; ++i) {
+      Slot& slot = slots_[i & (slots_.size() - 1)];
+      if (slot.head == kEmpty) {
+        slot = {name, cat, tag, heads_.size()};
+        heads_.push_back(CompleteHead(name, cat, tag));
+        return heads_.back();
+      }
+      if (slot.name == name && slot.cat == cat && slot.tag == tag) return heads_[slot.head];
+    }
+  }
+
+ private:
+  static constexpr size_t kEmpty = ~size_t{0};
+  struct Slot {
+    const char* name = nullptr;
+    const char* cat = nullptr;
+    const char* tag = nullptr;
+    size_t head = kEmpty;
+  };
+
+  static size_t Hash(const char* name, const char* cat, const char* tag) {
+    uint64_t h = reinterpret_cast<uintptr_t>(name) * 0x9e3779b97f4a7c15u;
+    h ^= reinterpret_cast<uintptr_t>(tag) * 0xc2b2ae3d27d4eb4fu;
+    h ^= reinterpret_cast<uintptr_t>(cat);
+    return static_cast<size_t>(h ^ (h >> 29));
+  }
+  void Grow() {
+    std::vector<Slot> old =
+        std::exchange(slots_, std::vector<Slot>(slots_.empty() ? 64 : 2 * slots_.size()));
+    for (const Slot& s : old) {
+      if (s.head == kEmpty) continue;
+      size_t i = Hash(s.name, s.cat, s.tag);
+      while (slots_[i & (slots_.size() - 1)].head != kEmpty) ++i;
+      slots_[i & (slots_.size() - 1)] = s;
+    }
+  }
+
+  std::vector<Slot> slots_;  // open addressing, a power of two of them, at most half used
+  std::vector<std::string> heads_;
+};
+
+// One complete event ("ph":"X"): the head, the track, start and duration.
+void WriteComplete(TraceText* text, std::string_view head, std::string_view track,
+                   uint64_t start_ns, uint64_t end_ns) {
+  constexpr std::string_view kDur = ",\"dur\":";
+  char* p = text->Room(head.size() + track.size() + kDur.size() + 2 * kNumberBytes + 1);
+  p = TraceText::Copy(p, head);
+  p = TraceText::Copy(p, track);
+  p = TraceText::Us(p, start_ns);
+  p = TraceText::Copy(p, kDur);
+  p = TraceText::Us(p, end_ns > start_ns ? end_ns - start_ns : 0);
+  *p++ = '}';
+  text->Advance(p);
 }
 
 // A counter track per place: Perfetto draws live bytes over time under the timeline.
-void WriteCounter(JsonWriter* w, int pid, const std::string& name, double ts, int64_t bytes) {
-  w->BeginObject();
-  w->StringField("name", name);
-  w->StringField("ph", "C");
-  w->IntField("pid", pid);
-  w->DoubleField("ts", ts);
-  w->Key("args");
-  w->BeginObject();
-  w->IntField("bytes", bytes);
-  w->EndObject();
-  w->EndObject();
-}
-
-void WriteProcessName(JsonWriter* w, int pid, const std::string& name) {
-  w->BeginObject();
-  w->StringField("name", "process_name");
-  w->StringField("ph", "M");
-  w->IntField("pid", pid);
-  w->Key("args");
-  w->BeginObject();
-  w->StringField("name", name);
-  w->EndObject();
-  w->EndObject();
+void WriteMemoryCounters(TraceText* text, const Collection& c, int pid) {
+  constexpr std::string_view kArgs = ",\"args\":{\"bytes\":";
+  for (size_t place = 0; place < c.places.size(); ++place) {
+    std::string head;
+    JsonWriter w(&head);
+    w.ResumeArray();
+    w.BeginObject();
+    w.StringField("name", "Memory " + c.places[place].place);
+    w.StringField("ph", "C");
+    w.IntField("pid", pid);
+    w.Key("ts");
+    auto point = [&](uint64_t ns, int64_t bytes) {
+      char* p = text->Room(head.size() + kArgs.size() + 2 * kNumberBytes + 2);
+      p = TraceText::Copy(p, head);
+      p = TraceText::Us(p, ns);
+      p = TraceText::Copy(p, kArgs);
+      p = TraceText::Int(p, bytes);
+      *p++ = '}';
+      *p++ = '}';
+      text->Advance(p);
+    };
+    int64_t live = c.places[place].start_bytes;
+    point(0, live);
+    for (const MemoryEvent& e : c.memory_events) {
+      if (e.place != static_cast<int>(place)) continue;
+      live += e.delta;
+      point(Ns(c, e.tick), live);
+    }
+  }
 }
 
 // One end of the arrow from a call to the GPU work it launched.
-void WriteFlow(JsonWriter* w, const char* phase, int pid, int tid, double ts, size_t id) {
-  w->BeginObject();
-  w->StringField("name", "launch");
-  w->StringField("cat", "launch");
-  w->StringField("ph", phase);
-  w->IntField("pid", pid);
-  w->IntField("tid", tid);
-  w->DoubleField("ts", ts);
-  w->IntField("id", static_cast<int64_t>(id));
-  if (phase[0] == 'f') w->StringField("bp", "e");  // binds to the kernel's slice
-  w->EndObject();
+void WriteFlow(TraceText* text, bool start, std::string_view track, uint64_t ns, size_t id) {
+  text->Append(start ? R"(,{"name":"launch","cat":"launch","ph":"s")"
+                     : R"(,{"name":"launch","cat":"launch","ph":"f","bp":"e")");
+  char* p = text->Room(track.size() + 2 * kNumberBytes + 8);
+  p = TraceText::Copy(p, track);
+  p = TraceText::Us(p, ns);
+  p = TraceText::Copy(p, ",\"id\":");
+  p = TraceText::Int(p, static_cast<int64_t>(id));
+  *p++ = '}';
+  text->Advance(p);
 }
 
 const char* ActivityCategory(GpuActivity::Kind kind) {
@@ -114,32 +264,34 @@ const char* ActivityCategory(GpuActivity::Kind kind) {
 }
 
 // A process per device, a track per stream; an arrow from each call to what it launched.
-void WriteGpu(JsonWriter* w, const Collection& c, int pid,
-              const std::function<void()>& flush_if_large) {
+void WriteGpu(TraceText* text, const Collection& c, const std::vector<std::string>& thread_tracks,
+              HeadCache* heads) {
   std::set<int> devices;
-  std::set<std::pair<int, uint32_t>> streams;
-  for (const GpuActivity& a : c.gpu.activities) {
-    if (devices.insert(a.device).second) {
-      WriteProcessName(w, kGpuPidBase + a.device, "GPU " + std::to_string(a.device));
+  std::map<std::pair<int, uint32_t>, std::string> streams;  // their tracks
+  AppendEvents(text, [&](JsonWriter* w) {
+    for (const GpuActivity& a : c.gpu.activities) {
+      if (devices.insert(a.device).second) {
+        WriteProcessName(w, kGpuPidBase + a.device, "GPU " + std::to_string(a.device));
+      }
+      const int stream = static_cast<int>(a.stream);
+      if (streams.emplace(std::pair(a.device, a.stream), Track(kGpuPidBase + a.device, stream))
+              .second) {
+        WriteThreadName(w, kGpuPidBase + a.device, stream, "stream " + std::to_string(a.stream),
+                        stream);
+      }
     }
-    if (streams.emplace(a.device, a.stream).second) {
-      WriteThreadName(w, kGpuPidBase + a.device, static_cast<int>(a.stream),
-                      "stream " + std::to_string(a.stream), static_cast<int>(a.stream));
-    }
-  }
+  });
   for (size_t i = 0; i < c.gpu.activities.size(); ++i) {
     const GpuActivity& a = c.gpu.activities[i];
     if (a.start < c.start_tick || a.end > c.end_tick || a.end < a.start) continue;
-    const int gpu_pid = kGpuPidBase + a.device;
-    const int stream = static_cast<int>(a.stream);
-    WriteComplete(w, c, gpu_pid, stream, a.name, ActivityCategory(a.kind), nullptr, a.start, a.end);
+    const std::string& stream = streams[{a.device, a.stream}];
+    WriteComplete(text, heads->Get(a.name, ActivityCategory(a.kind), nullptr), stream,
+                  Ns(c, a.start), Ns(c, a.end));
     const GpuLaunch& launch =
         i < c.gpu_correlation.launch.size() ? c.gpu_correlation.launch[i] : GpuLaunch{};
     if (launch.thread < 0) continue;
-    const int tid = c.threads[launch.thread].os_tid;
-    WriteFlow(w, "s", pid, tid, c.TicksToUs(launch.call_start - c.start_tick), i);
-    WriteFlow(w, "f", gpu_pid, stream, c.TicksToUs(a.start - c.start_tick), i);
-    flush_if_large();
+    WriteFlow(text, true, thread_tracks[launch.thread], Ns(c, launch.call_start), i);
+    WriteFlow(text, false, stream, Ns(c, a.start), i);
   }
 }
 
@@ -147,62 +299,51 @@ void WriteGpu(JsonWriter* w, const Collection& c, int pid,
 
 bool WriteChromeTrace(const Collection& c, const std::string& path, std::string* error) {
   AtomicFile file(path);
-  std::string out;
-  auto flush = [&] {
-    file.Write(out);
-    out.clear();
-  };
-  // The trace goes out in pieces: a long window's would not fit in memory at once.
-  auto flush_if_large = [&] {
-    if (out.size() > kFlushBytes) flush();
-  };
+  TraceText text(&file);
   const int pid = static_cast<int>(getpid());
-  JsonWriter w(&out);
-  w.BeginObject();
-  w.StringField("displayTimeUnit", "ms");
-  w.Key("traceEvents");
-  w.BeginArray();
-  WriteProcessName(&w, pid, "paddle_prof");
-
-  for (size_t place = 0; place < c.places.size(); ++place) {
-    const std::string track = "Memory " + c.places[place].place;
-    int64_t live = c.places[place].start_bytes;
-    WriteCounter(&w, pid, track, 0, live);
-    for (const MemoryEvent& e : c.memory_events) {
-      if (e.place != static_cast<int>(place)) continue;
-      live += e.delta;
-      WriteCounter(&w, pid, track, c.TicksToUs(e.tick - c.start_tick), live);
-      flush_if_large();
-    }
+  {
+    std::string start;
+    JsonWriter w(&start);
+    w.BeginObject();
+    w.StringField("displayTimeUnit", "ms");
+    w.Key("traceEvents");
+    w.BeginArray();
+    WriteProcessName(&w, pid, "paddle_prof");  // the first event: all others follow a comma
+    text.Append(start);
   }
+  WriteMemoryCounters(&text, c, pid);
 
   if (!c.steps.empty()) {
-    WriteThreadName(&w, pid, kStepsTid, "steps", -1);
+    AppendEvents(&text, [&](JsonWriter* w) { WriteThreadName(w, pid, kStepsTid, "steps", -1); });
+    const std::string track = Track(pid, kStepsTid);
     uint64_t step_start = c.start_tick;
     for (size_t i = 0; i < c.steps.size(); ++i) {
       const std::string name = "step " + std::to_string(i);
-      WriteComplete(&w, c, pid, kStepsTid, name.c_str(), "step", nullptr, step_start,
-                    c.steps[i].tick);
+      WriteComplete(&text, CompleteHead(name.c_str(), "step", nullptr), track, Ns(c, step_start),
+                    Ns(c, c.steps[i].tick));
       step_start = c.steps[i].tick;
     }
   }
+  HeadCache heads;
+  std::vector<std::string> thread_tracks;  // by position in c.threads
   for (const ThreadSnapshot& t : c.threads) {
     std::string name = "thread" + std::to_string(t.index);
     if (!t.name.empty()) name += " (" + t.name + ")";
-    WriteThreadName(&w, pid, t.os_tid, name, t.index);
+    AppendEvents(&text, [&](JsonWriter* w) { WriteThreadName(w, pid, t.os_tid, name, t.index); });
+    thread_tracks.push_back(Track(pid, t.os_tid));
     for (RecordCursor records(t); records.Next();) {
       // Allocations and frees are drawn as counters, from the memory timeline.
       if (!records.at_call() || !Kept(c, records.call())) continue;
       const RecordedCall& call = records.call();
-      WriteComplete(&w, c, pid, t.os_tid, call.name, "op", call.tag, call.start, call.end);
-      flush_if_large();
+      // Every complete event has a category; a call's is empty, two bytes of each of
+      // millions (steps and GPU work have theirs).
+      WriteComplete(&text, heads.Get(call.name, "", call.tag), thread_tracks.back(),
+                    Ns(c, call.start), Ns(c, call.end));
     }
   }
-  WriteGpu(&w, c, pid, flush_if_large);
-  w.EndArray();
-  w.EndObject();
-  out.push_back('\n');
-  flush();
+  WriteGpu(&text, c, thread_tracks, &heads);
+  text.Append("]}\n");
+  text.Flush();
   return file.Commit(error);
 }
 

@@ -22,6 +22,9 @@ class JsonWriter {
   void EndObject() { Close('}'); }
   void BeginArray() { Open('['); }
   void EndArray() { Close(']'); }
+  // Goes on with an array whose first elements were written elsewhere: each value
+  // written at this level gets its comma before it.
+  void ResumeArray() { first_.push_back(false); }
   void Key(std::string_view key);
   void String(std::string_view s);
   void Double(double v);  // NaN and infinities become null
