@@ -87,6 +87,9 @@ struct Collection {
   int64_t lost_places = 0;            // scope figures lost: a scope touched too many places
   TrackerCounts tracker;              // during the window
   std::vector<std::string> warnings;  // found while collecting (the clock's)
+  // FLAGS_paddle_prof_trace_counter_points, when it closed: the most points of a place's
+  // memory counter in the trace (0: no bound).
+  int64_t trace_counter_points = 100000;
   // Keeps the recorders' buffers in place while `threads` point into them.
   std::unique_lock<std::mutex> records_lock;
 

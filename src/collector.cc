@@ -1,6 +1,7 @@
 #include "collector.h"
 
 #include "event_buffer.h"
+#include "flags.h"
 #include "gpu_correlation.h"
 #include "live_block_table.h"
 #include "memory_timeline.h"
@@ -48,6 +49,7 @@ void CollectThreads(uint64_t window, uint64_t first_window, Collection* c) {
   });
   c->buffer_chunks = EventBuffer::ChunksInUse();
   c->buffer_bound_mb = EventBuffer::BoundMb();
+  c->trace_counter_points = FLAGS_paddle_prof_trace_counter_points;
   for (int place = 0; place < static_cast<int>(c->places.size()); ++place) {
     c->sampled_places.push_back(PlaceCountedPerThread(place));
   }

@@ -32,6 +32,13 @@ DEFINE_bool(paddle_prof_memory_timeline, true,
             "Record every tracked allocation and free with its time: what the report's "
             "at_peak and the trace's memory counters are built from. Off, tracking costs "
             "less and those two are left out.");
+DEFINE_int32(
+    paddle_prof_trace_counter_points, 100000,
+    "Most points of a place's memory counter track in the trace, per window, the "
+    "first (the window's start bytes) and the last included. Past it, the window is "
+    "cut into (N - 2) / 2 equal time buckets, each keeping its lowest and its highest "
+    "live bytes, so the peak stays exact. 0 or less: every allocation and free is a point; "
+    "1 to 3 count as 4.");
 
 namespace paddle_prof::internal {
 
@@ -40,9 +47,10 @@ namespace {
 // gflags reads only the command line, which a library does not own: each flag is
 // also taken from the environment variable FLAGS_<name>, through gflags' own parser.
 void ReadFlagsFromEnvironment() {
-  for (const char* name : {"paddle_prof_state", "paddle_prof_sorted_key", "paddle_prof_path",
-                           "paddle_prof_per_thread", "paddle_prof_max_buffer_mb",
-                           "paddle_prof_memory_timeline", "paddle_prof_snapshot_signal"}) {
+  for (const char* name :
+       {"paddle_prof_state", "paddle_prof_sorted_key", "paddle_prof_path", "paddle_prof_per_thread",
+        "paddle_prof_max_buffer_mb", "paddle_prof_memory_timeline", "paddle_prof_snapshot_signal",
+        "paddle_prof_row_limit", "paddle_prof_oom_path", "paddle_prof_trace_counter_points"}) {
     const char* value = std::getenv(("FLAGS_" + std::string(name)).c_str());
     if (value == nullptr) continue;
     if (gflags::SetCommandLineOption(name, value).empty()) {

@@ -4,19 +4,26 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <thread>
+#include <utility>
+#include <vector>
 
+#include "flags.h"
+#include "memory_timeline.h"
 #include "paddle_prof/paddle_prof.h"
 #include "test_util.h"
 
 namespace paddle_prof {
 namespace {
 
+using testing::MemoryTest;
+using testing::PlaceOf;
 using testing::ReadJson;
 using testing::TempPath;
 
@@ -141,6 +148,123 @@ TEST(ChromeTraceTest, EachCallKeepsItsTagThreadAndTimesInALargeTrace) {
   EXPECT_GE(times, 4u * kCalls * 2);
   std::remove(path.c_str());
   std::remove((path + ".summary.json").c_str());
+}
+
+using Point = std::pair<int64_t, int64_t>;  // of a counter: nanoseconds, bytes
+
+// The points of the counter track `name`, in the file's order.
+std::vector<Point> CounterPoints(const nlohmann::json& trace, const std::string& name) {
+  std::vector<Point> points;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("ph") != "C" || e.at("name") != name) continue;
+    points.emplace_back(std::llround(e.at("ts").get<double>() * 1000),
+                        e.at("args").at("bytes").get<int64_t>());
+  }
+  return points;
+}
+
+// Allocates and frees `blocks` blocks of varied sizes, ten live at a time, one of them
+// far larger: 2 * blocks events. Returns the live bytes after each, in order.
+std::vector<int64_t> SlidingBlocks(TrackingAllocator* cpu, int64_t start_bytes, int blocks) {
+  std::vector<int64_t> live{start_bytes};
+  std::deque<std::pair<void*, int64_t>> held;
+  auto free_oldest = [&] {
+    cpu->Free(held.front().first);
+    live.push_back(live.back() - held.front().second);
+    held.pop_front();
+  };
+  for (int i = 0; i < blocks; ++i) {
+    const int64_t size = i == blocks * 5 / 8 ? 1 << 20 : 64 + (i * 37 % 101) * 8;
+    held.emplace_back(cpu->Allocate(size), size);
+    live.push_back(live.back() + size);
+    if (held.size() > 10) free_oldest();
+  }
+  while (!held.empty()) free_oldest();
+  return live;
+}
+
+TEST_F(MemoryTest, ACounterPastItsBoundKeepsItsPeakExactlyInTheBoundsPoints) {
+  gflags::FlagSaver restore_flags;
+  FLAGS_paddle_prof_trace_counter_points = 1000;
+  const std::string path = TempPath("trace_bounded");
+  void* before = cpu_.Allocate(4096);
+  EnableProfiler(ProfilerState::kCPU);
+  const std::vector<int64_t> live = SlidingBlocks(&cpu_, 0, 50000);  // 100,000 events
+  const Report report = StopProfiler(EventSortingKey::kTotal, path);
+  const PlaceSummary& place = PlaceOf(report, "CPU");
+
+  const auto points = CounterPoints(ReadJson(path), "Memory CPU");
+  EXPECT_LE(points.size(), 1000u);
+  EXPECT_GT(points.size(), 250u);  // most of the 499 buckets hold events
+  int64_t highest = points.front().second;
+  for (const auto& [ns, bytes] : points) highest = std::max(highest, bytes);
+  EXPECT_EQ(highest, place.peak_bytes);
+  EXPECT_EQ(highest, place.start_bytes + *std::max_element(live.begin(), live.end()));
+  EXPECT_EQ(points.front(), Point(0, place.start_bytes));
+  EXPECT_EQ(points.back().second, place.end_bytes);
+  // The points are moments of the replay, in time order.
+  size_t next = 0;
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (i > 0) EXPECT_LE(points[i - 1].first, points[i].first);
+    while (next < live.size() && place.start_bytes + live[next] != points[i].second) ++next;
+    EXPECT_LT(next++, live.size()) << "point " << i << " is no moment of the replay";
+  }
+  cpu_.Free(before);
+  std::remove(path.c_str());
+  std::remove((path + ".summary.json").c_str());
+}
+
+TEST_F(MemoryTest, ACounterWithinItsBoundHasAPointPerAllocationAndFree) {
+  gflags::FlagSaver restore_flags;
+  FLAGS_paddle_prof_trace_counter_points = 1000;
+  const std::string path = TempPath("trace_unbounded");
+  EnableProfiler(ProfilerState::kCPU);
+  const std::vector<int64_t> live = SlidingBlocks(&cpu_, 0, 499);  // 998 events, 999 points
+  const Report report = StopProfiler(EventSortingKey::kTotal, path);
+  const int64_t start = PlaceOf(report, "CPU").start_bytes;
+
+  const auto points = CounterPoints(ReadJson(path), "Memory CPU");
+  ASSERT_EQ(points.size(), live.size());
+  for (size_t i = 0; i < points.size(); ++i) EXPECT_EQ(points[i].second, start + live[i]) << i;
+  std::remove(path.c_str());
+  std::remove((path + ".summary.json").c_str());
+}
+
+// A hand-made timeline of 12 events in four buckets of 250 ticks (1 ns each).
+TEST(ChromeTraceTest, EachBucketKeepsItsLowAndHighInTimeOrderAndTheTrackItsLastPoint) {
+  internal::Collection c;
+  c.end_tick = 999;
+  c.places.push_back({"CPU", 0, 100, 105, 0, {}});
+  const std::vector<std::pair<uint64_t, int64_t>> deltas = {
+      {10, 5},    {20, -10}, {30, 20},   {40, -15},  // 105 95 115 100: low, then high
+      {300, 100},                                    // 200, alone: the peak
+      {510, -50}, {520, 0},  {530, -50}, {540, 60},  // 150 150 100 160
+      {800, -60}, {900, 10}, {990, -5}};             // 100 110 105: and the last
+  for (const auto& [tick, delta] : deltas) {
+    c.memory_events.push_back({tick, 0, delta, "op", nullptr});
+  }
+  const std::string path = TempPath("trace_buckets");
+  std::string error;
+
+  c.trace_counter_points = 10;  // 13 points: past it, (10 - 2) / 2 = 4 buckets
+  ASSERT_TRUE(internal::WriteChromeTrace(c, path, &error)) << error;
+  const std::vector<Point> bounded = {{0, 100},   {20, 95},   {30, 115},  {300, 200}, {530, 100},
+                                      {540, 160}, {800, 100}, {900, 110}, {990, 105}};
+  EXPECT_EQ(CounterPoints(ReadJson(path), "Memory CPU"), bounded);
+  int64_t replayed_peak = 0;
+  internal::RowsAtPeak(c.memory_events, 0, 100, &replayed_peak);
+  EXPECT_EQ(replayed_peak, 200);
+
+  for (const int64_t bound : {13, 0}) {  // the start and 12 events fit; no bound
+    c.trace_counter_points = bound;
+    ASSERT_TRUE(internal::WriteChromeTrace(c, path, &error)) << error;
+    EXPECT_EQ(CounterPoints(ReadJson(path), "Memory CPU").size(), 13u) << bound;
+  }
+  c.trace_counter_points = 1;  // counts as 4: one bucket, its low and high, the last
+  ASSERT_TRUE(internal::WriteChromeTrace(c, path, &error)) << error;
+  const std::vector<Point> one_bucket = {{0, 100}, {20, 95}, {300, 200}, {990, 105}};
+  EXPECT_EQ(CounterPoints(ReadJson(path), "Memory CPU"), one_bucket);
+  std::remove(path.c_str());
 }
 
 TEST(ChromeTraceTest, ReportsAnUnwritablePath) {
