@@ -32,13 +32,12 @@ DEFINE_bool(paddle_prof_memory_timeline, true,
             "Record every tracked allocation and free with its time: what the report's "
             "at_peak and the trace's memory counters are built from. Off, tracking costs "
             "less and those two are left out.");
-DEFINE_int32(
-    paddle_prof_trace_counter_points, 100000,
-    "Most points of a place's memory counter track in the trace, per window, the "
-    "first (the window's start bytes) and the last included. Past it, the window is "
-    "cut into (N - 2) / 2 equal time buckets, each keeping its lowest and its highest "
-    "live bytes, so the peak stays exact. 0 or less: every allocation and free is a point; "
-    "1 to 3 count as 4.");
+DEFINE_int32(paddle_prof_trace_counter_points, 100000,
+             "Most points of a place's memory counter track in the trace, per window, the "
+             "first (the window's start bytes) and the last included. Past it, the window "
+             "is cut into (N - 2) / 2 equal time buckets, each keeping its lowest and its "
+             "highest live bytes, so the peak stays exact. 0 or less: every allocation "
+             "and free is a point; 1 to 3 count as 4.");
 
 namespace paddle_prof::internal {
 
