@@ -210,6 +210,10 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
     its table) as its last active step ends. ``profile_path`` may then hold ``{cycle}``;
     without it each cycle's files get ``.cycle<N>`` before the extension.
 
+    ``keep_last_steps=N`` makes the window a flight recorder: only the last N steps'
+    calls are kept, so it can stay open for days in bounded memory, and the report covers
+    those steps (``steps`` keep their index from the window's start).
+
     An allocation that fails in the window (the tracking allocator, PyTorch's CPU
     allocator) first writes a dump of it to ``oom_path`` (default
     ``<profile_path>.oom.json``, else ``./paddle_prof.oom.<pid>.json``); the program's own
@@ -221,7 +225,7 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
                  stream: Optional[TextIO] = None, row_limit: Optional[int] = ROW_LIMIT,
                  schedule: Optional[_schedule.schedule] = None,
                  on_trace_ready: Optional[Callable[[Report], Any]] = None,
-                 oom_path: PathArg = None) -> None:
+                 oom_path: PathArg = None, keep_last_steps: Optional[int] = None) -> None:
         self.state = _check_state(state)
         _row_limit(row_limit)
         self.row_limit = row_limit
@@ -232,6 +236,11 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
         if on_trace_ready is not None and not callable(on_trace_ready):
             raise TypeError(f"on_trace_ready must be callable; got {on_trace_ready!r}")
         _check_path(oom_path, "oom_path")
+        if keep_last_steps is not None and (isinstance(keep_last_steps, bool) or
+                                            not isinstance(keep_last_steps, int) or
+                                            keep_last_steps < 1):
+            raise ValueError(f"keep_last_steps must be None or an int >= 1; got {keep_last_steps!r}")
+        self.keep_last_steps = keep_last_steps
         self.profile_path = profile_path
         self.oom_path = oom_path
         self.per_thread = per_thread
@@ -251,6 +260,8 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
         # An allocation that fails in the window writes its dump here (default: beside the
         # profile path).
         _core.set_oom_path(_check_path(self.oom_path, "oom_path"))
+        if self.keep_last_steps is not None:
+            _core.set_keep_last_steps(self.keep_last_steps)
         self._stops_at_enter = _stops
         self._recording = True
 

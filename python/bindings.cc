@@ -118,6 +118,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("snapshot_profiler", &Snapshot, py::arg("sorted_key"), py::arg("profile_path"),
         py::arg("per_thread"));
   m.def("set_snapshot_path", &internal::SetSnapshotPath, py::arg("profile_path"));
+  m.def("set_keep_last_steps", &internal::SetKeepLastSteps, py::arg("steps"));
   m.def(
       "set_oom_path",
       [](const std::string& path) {

@@ -26,7 +26,8 @@ struct ThreadSnapshot {
   int os_tid = 0;
   std::string name;
   const EventBuffer* buffer = nullptr;
-  size_t size = 0;  // records published when the window closed
+  size_t first = 0;  // the oldest record kept (a flight recorder drops older ones)
+  size_t size = 0;   // records published when the window closed
   // Calls begun in the window by then, less those dropped or ended on another thread:
   // each is a call record within `size`, or a call left out as still open.
   int64_t begun_unreported = 0;
@@ -76,6 +77,8 @@ struct Collection {
   GpuCorrelation gpu_correlation;          // which call launched it
   int64_t open_before_reset = 0;           // calls begun before a reset, still open at the stop
   std::optional<OutOfMemory> oom;          // the failure an out-of-memory dump is for
+  int keep_last_steps = 0;                 // a flight recorder's bound, 0 for none
+  int64_t steps_dropped = 0;               // the steps before `steps`, no longer held
   int64_t failures_after_oom = 0;          // allocation failures after the window's dump
   // Summed over the window's recorders.
   int64_t forced_closes = 0;

@@ -14,10 +14,12 @@ namespace paddle_prof::internal {
 namespace {
 
 // What one thread recorded in its window: its records (read in place) and its counts.
-void CollectRecorder(const ThreadRecorder& r, Collection* c) {
+void CollectRecorder(const ThreadRecorder& r, const KeptStart* kept_from, Collection* c) {
   const size_t size = r.buffer().Size();  // before the calls begun, which it bounds
   const RecorderCounters& counters = r.counters();
-  const int64_t begun = r.BegunInWindow();
+  const int64_t begun = kept_from != nullptr
+                            ? static_cast<int64_t>(r.SerialNow() - kept_from->serial)
+                            : r.BegunInWindow();
   c->forced_closes += counters.forced_closes;
   c->foreign_ends += counters.foreign_ends;
   c->dropped += counters.dropped;
@@ -31,15 +33,21 @@ void CollectRecorder(const ThreadRecorder& r, Collection* c) {
     if (u.stats.alloc_count > 0 || u.stats.free_count > 0) c->no_event.push_back(u);
   }
   c->threads.push_back(
-      {r.index(), r.os_tid(), r.thread_name(), &r.buffer(), size,
+      {r.index(), r.os_tid(), r.thread_name(), &r.buffer(),
+       kept_from != nullptr ? kept_from->record : 0, size,
        begun - counters.dropped - counters.abandoned.load(std::memory_order_relaxed)});
 }
 
 }  // namespace
 
-void CollectThreads(uint64_t window, uint64_t first_window, Collection* c) {
+void CollectThreads(uint64_t window, uint64_t first_window,
+                    const std::unordered_map<const ThreadRecorder*, KeptStart>& kept_from,
+                    Collection* c) {
   for (const ThreadRecorder* r : RecorderRegistry::Get().LockAll(&c->records_lock)) {
-    if (r->window() == window) CollectRecorder(*r, c);
+    if (r->window() == window) {
+      const auto kept = kept_from.find(r);
+      CollectRecorder(*r, kept != kept_from.end() ? &kept->second : nullptr, c);
+    }
     // Calls begun before a reset of this profiler and still open: left out, like the
     // open calls of this window, whether or not their thread acted since the reset.
     c->open_before_reset += r->OpenScopesBegunIn(first_window, window);

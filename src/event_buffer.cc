@@ -41,11 +41,40 @@ size_t EventBuffer::ChunksInUse() { return g_chunks_in_use.load(std::memory_orde
 
 int64_t EventBuffer::BoundMb() { return std::max(FLAGS_paddle_prof_max_buffer_mb, 0); }
 
+void EventBuffer::Clear() {
+  size_.store(0, std::memory_order_relaxed);
+  released_below_.store(0, std::memory_order_relaxed);
+  oldest_chunk_ = 0;
+  // Chunks moved around the ring by a flight recorder come back to the first slots,
+  // where the next records look for them.
+  size_t next = 0;
+  for (size_t slot = 0; slot < kMaxChunks; ++slot) {
+    EventRecord* chunk = chunks_[slot].load(std::memory_order_relaxed);
+    if (chunk == nullptr) continue;
+    if (slot != next) {
+      chunks_[next].store(chunk, std::memory_order_relaxed);
+      chunks_[slot].store(nullptr, std::memory_order_relaxed);
+    }
+    ++next;
+  }
+}
+
 EventRecord* EventBuffer::ChunkFor(size_t n) {
   const size_t index = n / kRecordsPerChunk;
-  if (index >= kMaxChunks) return nullptr;
-  EventRecord* chunk = chunks_[index].load(std::memory_order_relaxed);
+  if (index - oldest_chunk_ >= kMaxChunks) return nullptr;
+  const size_t slot = Slot(n);
+  EventRecord* chunk = chunks_[slot].load(std::memory_order_relaxed);
   if (chunk != nullptr) return chunk;
+  // The oldest chunk, if all its records were released, takes the new ones.
+  if ((oldest_chunk_ + 1) * kRecordsPerChunk <= released_below_.load(std::memory_order_acquire) &&
+      oldest_chunk_ < index) {
+    std::atomic<EventRecord*>& oldest = chunks_[oldest_chunk_ % kMaxChunks];
+    chunk = oldest.load(std::memory_order_relaxed);
+    oldest.store(nullptr, std::memory_order_relaxed);
+    ++oldest_chunk_;
+    chunks_[slot].store(chunk, std::memory_order_release);
+    return chunk;
+  }
   // The bound in whole chunks, rounded up; a buffer's first chunk is granted whatever
   // the bound, so that every recording thread records something (the report says when
   // that took the buffers past the bound).
@@ -63,7 +92,7 @@ EventRecord* EventBuffer::ChunkFor(size_t n) {
     g_chunks_in_use.fetch_sub(1, std::memory_order_relaxed);
     return nullptr;
   }
-  chunks_[index].store(chunk, std::memory_order_release);
+  chunks_[slot].store(chunk, std::memory_order_release);
   return chunk;
 }
 

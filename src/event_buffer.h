@@ -4,6 +4,11 @@
 // (FLAGS_paddle_prof_max_buffer_mb, in whole chunks rounded up) bounds all buffers
 // together, and records past it are dropped and counted rather than exhausting memory.
 // A buffer's first chunk is granted whatever the budget: every thread records something.
+//
+// Record indexes only grow within a window; chunk k of the window lives in slot
+// k % kMaxChunks. A flight-recorder window (keep_last_steps) releases the records of
+// dropped steps (ReleaseBelow): the owner then moves the oldest released chunk to the
+// slot of the next one it needs, so memory stops growing however long the window runs.
 #ifndef PADDLE_PROF_SRC_EVENT_BUFFER_H_
 #define PADDLE_PROF_SRC_EVENT_BUFFER_H_
 
@@ -34,21 +39,30 @@ class EventBuffer {
       chunk = ChunkFor(n);
       if (chunk == nullptr) return false;
     } else {
-      chunk = chunks_[n / kRecordsPerChunk].load(std::memory_order_relaxed);
+      chunk = chunks_[Slot(n)].load(std::memory_order_relaxed);
     }
     chunk[n % kRecordsPerChunk] = record;
     size_.store(n + 1, std::memory_order_release);  // publishes the record to the collector
     return true;
   }
-  // Owner thread only: forget the records, keep the memory.
-  void Clear() { size_.store(0, std::memory_order_relaxed); }
+  // Owner thread only: forget the records, keep the memory (gathered in the first slots).
+  void Clear();
   // Owner thread only, off the hot path: make sure the first chunk exists.
   void Reserve() { ChunkFor(0); }
 
   // Any thread: the records published so far, and access to them.
   size_t Size() const { return size_.load(std::memory_order_acquire); }
+  // Records at or above the oldest the window still keeps (see ReleaseBelow).
   const EventRecord& operator[](size_t i) const {
-    return chunks_[i / kRecordsPerChunk].load(std::memory_order_acquire)[i % kRecordsPerChunk];
+    return chunks_[Slot(i)].load(std::memory_order_acquire)[i % kRecordsPerChunk];
+  }
+  // Any thread, while the window is open: records below `index` will not be read again,
+  // and their chunks may take newer records. Only grows within a window.
+  void ReleaseBelow(size_t index) const {
+    size_t released = released_below_.load(std::memory_order_relaxed);
+    while (index > released &&
+           !released_below_.compare_exchange_weak(released, index, std::memory_order_release)) {
+    }
   }
 
   // Chunks allocated by all buffers, for tests and benchmarks.
@@ -61,8 +75,13 @@ class EventBuffer {
   // budget or kMaxChunks is reached.
   EventRecord* ChunkFor(size_t n);
 
+  static size_t Slot(size_t n) { return (n / kRecordsPerChunk) % kMaxChunks; }
+
   std::atomic<size_t> size_{0};
   std::array<std::atomic<EventRecord*>, kMaxChunks> chunks_{};
+  // Written by the window control, which reads the buffer: what it says it will not read.
+  mutable std::atomic<size_t> released_below_{0};
+  size_t oldest_chunk_ = 0;  // owner only: the oldest chunk still in place
 };
 
 }  // namespace paddle_prof::internal

@@ -28,6 +28,9 @@ DEFINE_string(paddle_prof_oom_path, "",
               "Where an allocation that fails while profiling writes the window's dump (its "
               "trace, and the summary at <path>.summary.json); default <profile path>.oom.json, "
               "else ./paddle_prof.oom.<pid>.json.");
+DEFINE_int32(paddle_prof_keep_last_steps, 0,
+             "A flight recorder: keep only the last N steps' calls, so that a window can stay "
+             "open for days in bounded memory (0: keep everything).");
 DEFINE_bool(paddle_prof_memory_timeline, true,
             "Record every tracked allocation and free with its time: what the report's "
             "at_peak and the trace's memory counters are built from. Off, tracking costs "
@@ -49,7 +52,8 @@ void ReadFlagsFromEnvironment() {
   for (const char* name :
        {"paddle_prof_state", "paddle_prof_sorted_key", "paddle_prof_path", "paddle_prof_per_thread",
         "paddle_prof_max_buffer_mb", "paddle_prof_memory_timeline", "paddle_prof_snapshot_signal",
-        "paddle_prof_row_limit", "paddle_prof_oom_path", "paddle_prof_trace_counter_points"}) {
+        "paddle_prof_row_limit", "paddle_prof_oom_path", "paddle_prof_trace_counter_points",
+        "paddle_prof_keep_last_steps"}) {
     const char* value = std::getenv(("FLAGS_" + std::string(name)).c_str());
     if (value == nullptr) continue;
     if (gflags::SetCommandLineOption(name, value).empty()) {

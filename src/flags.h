@@ -14,6 +14,7 @@ DECLARE_bool(paddle_prof_memory_timeline);
 DECLARE_string(paddle_prof_snapshot_signal);
 DECLARE_int32(paddle_prof_row_limit);
 DECLARE_string(paddle_prof_oom_path);
+DECLARE_int32(paddle_prof_keep_last_steps);
 DECLARE_int32(paddle_prof_trace_counter_points);
 
 namespace paddle_prof::internal {

@@ -107,6 +107,15 @@ void ClosePlaceStep(std::map<std::string, int64_t>* peak_bytes,
   }
 }
 
+std::vector<int64_t> PlaceStepPeaks() {
+  std::vector<int64_t> peaks;
+  for (int i = 0; i < PlaceCount(); ++i) {
+    peaks.push_back(
+        std::max(Get().counters[i].step_peak.load(std::memory_order_relaxed), PlaceLiveBytes(i)));
+  }
+  return peaks;
+}
+
 std::vector<PlaceSummary> PlaceWindowFigures() {
   Registry& r = Get();
   std::vector<PlaceSummary> places;

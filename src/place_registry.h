@@ -58,6 +58,8 @@ void ClosePlaceStep(std::map<std::string, int64_t>* peak_bytes,
                     std::map<std::string, int64_t>* end_bytes);
 // The window's per-place figures so far (no at_peak yet); the window goes on.
 std::vector<PlaceSummary> PlaceWindowFigures();
+// Each place's high-water mark since the last step mark, by index.
+std::vector<int64_t> PlaceStepPeaks();
 
 }  // namespace paddle_prof::internal
 

@@ -8,15 +8,18 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -61,6 +64,12 @@ struct Control {
   uint64_t start_ns = 0;
   std::vector<internal::StepMark> steps;
   internal::TrackerCounts tracker_at_start;
+  // A flight recorder (keep_last_steps): only the last steps' records are kept.
+  int keep_last_steps = 0;  // 0: every step
+  int64_t steps_dropped = 0;
+  std::optional<internal::StepMark> before_kept;  // closed the step before the oldest kept
+  // Per recorder, where each of the last keep_last_steps + 1 steps began.
+  std::unordered_map<const internal::ThreadRecorder*, std::deque<internal::KeptStart>> step_starts;
   std::string snapshot_path;  // where the snapshot signal writes, when the caller said
   int snapshots_written = 0;  // by the snapshot signal, in this process
 };
@@ -75,6 +84,9 @@ Control& GetControl() {
 void OpenWindow(Control& control) {
   internal::RecorderRegistry::Get().ReleaseRetiredNames();
   control.steps.clear();
+  control.steps_dropped = 0;
+  control.before_kept.reset();
+  control.step_starts.clear();
   g_steps_in_window.store(0, std::memory_order_relaxed);
   g_memory_timeline.store(FLAGS_paddle_prof_memory_timeline, std::memory_order_relaxed);
   control.tracker_at_start = internal::TrackerCountsNow();
@@ -186,6 +198,7 @@ void EnableLocked(Control& control, ProfilerState state, bool implicit) {
   control.gpu = gpu;
   internal::g_gpu_tracer.store(gpu, std::memory_order_relaxed);
   control.snapshot_path.clear();
+  control.keep_last_steps = std::max(FLAGS_paddle_prof_keep_last_steps, 0);
   OpenWindow(control);
   control.first_window = control.last_window;
   CatchSnapshotSignalFromFlags();
@@ -203,6 +216,41 @@ std::string ClockWarning(const internal::Collection& c, uint64_t window_ns) {
 
 // The open window's Collection up to `c->end_tick`, which the caller has set with the
 // steps and the GPU capture.
+// A flight recorder's report covers its kept steps: it starts where the step before
+// them ended, and its places' figures are those of the kept steps.
+void KeepToTheKeptSteps(const Control& control, internal::Collection* c) {
+  c->keep_last_steps = control.keep_last_steps;
+  c->steps_dropped = control.steps_dropped;
+  if (!control.before_kept) return;
+  const internal::StepMark& before = *control.before_kept;
+  c->start_tick = before.tick;
+  const std::vector<int64_t> running = internal::PlaceStepPeaks();
+  for (size_t i = 0; i < c->places.size(); ++i) {
+    PlaceSummary& p = c->places[i];
+    if (const auto start = before.end_bytes.find(p.place); start != before.end_bytes.end()) {
+      p.start_bytes = start->second;
+    }
+    p.peak_bytes = std::max({p.start_bytes, p.end_bytes, i < running.size() ? running[i] : 0});
+    for (const internal::StepMark& step : c->steps) {
+      if (const auto peak = step.peak_bytes.find(p.place); peak != step.peak_bytes.end()) {
+        p.peak_bytes = std::max(p.peak_bytes, peak->second);
+      }
+    }
+  }
+}
+
+// Where each recorder's oldest kept step begins, for those that recorded before it.
+std::unordered_map<const internal::ThreadRecorder*, internal::KeptStart> KeptStarts(
+    const Control& control) {
+  std::unordered_map<const internal::ThreadRecorder*, internal::KeptStart> kept;
+  for (const auto& [recorder, starts] : control.step_starts) {
+    if (starts.size() == static_cast<size_t>(control.keep_last_steps) + 1) {
+      kept[recorder] = starts.front();
+    }
+  }
+  return kept;
+}
+
 void CollectLocked(const Control& control, uint64_t window, uint64_t end_ns,
                    internal::Collection* c) {
   c->state = control.state;
@@ -216,7 +264,8 @@ void CollectLocked(const Control& control, uint64_t window, uint64_t end_ns,
   if (std::string w = ClockWarning(*c, end_ns - control.start_ns); !w.empty()) {
     c->warnings.push_back(std::move(w));
   }
-  internal::CollectThreads(window, control.first_window, c);
+  KeepToTheKeptSteps(control, c);  // after the clock's check, which needs the whole window
+  internal::CollectThreads(window, control.first_window, KeptStarts(control), c);
 }
 
 Report ReportOf(const internal::Collection& c, const internal::ReportOptions& options) {
@@ -360,6 +409,32 @@ Report DisableProfiler(EventSortingKey key, const std::string& profile_path) {
   return report;
 }
 
+namespace {
+
+// A flight recorder's step mark: each recorder notes where the next step begins, and
+// the records before the oldest step it keeps go back to be reused. Caller holds the
+// profiler's lock.
+void DropStepsPastTheLast(Control& control) {
+  const uint64_t window = g_window.load(std::memory_order_relaxed);
+  const auto keep = static_cast<size_t>(control.keep_last_steps);
+  std::unique_lock<std::mutex> registry_lock;
+  for (const internal::ThreadRecorder* r :
+       internal::RecorderRegistry::Get().LockAll(&registry_lock)) {
+    if (r->window() != window) continue;
+    std::deque<internal::KeptStart>& starts = control.step_starts[r];
+    starts.push_back({r->buffer().Size(), r->SerialNow()});
+    if (starts.size() > keep + 1) starts.pop_front();
+    if (starts.size() == keep + 1) r->buffer().ReleaseBelow(starts.front().record);
+  }
+  while (control.steps.size() > keep) {
+    control.before_kept = std::move(control.steps.front());
+    control.steps.erase(control.steps.begin());
+    ++control.steps_dropped;
+  }
+}
+
+}  // namespace
+
 void MarkStep() {
   if (!IsProfilerEnabled()) return;
   Control& control = GetControl();
@@ -374,6 +449,7 @@ void MarkStep() {
   internal::ClosePlaceStep(&step.peak_bytes, &step.end_bytes);
   step.process = std::move(process);
   g_steps_in_window.fetch_add(1, std::memory_order_relaxed);
+  if (control.keep_last_steps > 0) DropStepsPastTheLast(control);
 }
 
 namespace internal {
@@ -401,6 +477,13 @@ std::optional<Report> WriteOutOfMemoryDump(const OutOfMemory& oom, const std::st
     options.profile_path = "paddle_prof.oom." + std::to_string(getpid()) + ".json";
   }
   return SnapshotLocked(control, options, &oom);
+}
+
+void SetKeepLastSteps(int steps) {
+  if (steps < 0) throw std::invalid_argument("keep_last_steps must be >= 0");
+  Control& control = GetControl();
+  std::lock_guard<std::mutex> lock(control.mu);
+  if (g_window.load(std::memory_order_relaxed) != 0) control.keep_last_steps = steps;
 }
 
 void SetSnapshotPath(const std::string& profile_path) {

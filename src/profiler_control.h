@@ -21,6 +21,11 @@ Report SnapshotProfiler(const ReportOptions& options);
 // window is open.
 std::optional<Report> WriteOutOfMemoryDump(const OutOfMemory& oom, const std::string& path);
 
+// Makes the open window a flight recorder from its next step mark: only the last
+// `steps` steps' records are kept (0: every step). FLAGS_paddle_prof_keep_last_steps is
+// the default of each window. std::invalid_argument below 0.
+void SetKeepLastSteps(int steps);
+
 // Where the snapshot signal writes during the open window (the Python profiler's
 // profile_path); ignored while no window is open.
 void SetSnapshotPath(const std::string& profile_path);

@@ -34,7 +34,7 @@ struct RecordedCall {
 
 class RecordCursor {
  public:
-  explicit RecordCursor(const ThreadSnapshot& thread) : thread_(thread) {}
+  explicit RecordCursor(const ThreadSnapshot& thread) : thread_(thread), next_(thread.first) {}
 
   // Advances to the next call or memory event; false past the last.
   bool Next() {
@@ -94,16 +94,17 @@ class RecordCursor {
   }
 
   const ThreadSnapshot& thread_;
-  size_t next_ = 0;
+  size_t next_;
   bool at_call_ = false;
   RecordedCall call_;
   MemoryEvent event_{};
 };
 
-// Whether the window holds `call`: not cut by a reset, ended before the window closed.
-// A call it does not hold still gives its time to its parent's children (self time).
+// Whether the window holds `call`: not cut by a reset, begun in the steps it covers
+// (a flight recorder's) and ended before it closed. A call it does not hold still gives
+// its time to its parent's children (self time).
 inline bool Kept(const Collection& c, const RecordedCall& call) {
-  return !call.cut && call.end <= c.end_tick;
+  return !call.cut && call.start >= c.start_tick && call.end <= c.end_tick;
 }
 // Whether the window holds an allocation or free: made before it closed.
 inline bool Kept(const Collection& c, const MemoryEvent& event) { return event.tick <= c.end_tick; }

@@ -218,6 +218,13 @@ void AddWarnings(const Collection& c, const LeftOut& left_out, Report* report) {
   auto& w = report->warnings;
   w = c.warnings;
   if (c.oom) w.insert(w.begin(), OutOfMemoryWarning(*c.oom, report->events));
+  if (c.steps_dropped > 0 && !c.steps.empty()) {
+    w.push_back("flight recorder (keep_last_steps=" + std::to_string(c.keep_last_steps) +
+                "): the report covers steps " + std::to_string(c.steps_dropped) + "-" +
+                std::to_string(c.steps_dropped + static_cast<int64_t>(c.steps.size()) - 1) +
+                " and what ran after them; the " + std::to_string(c.steps_dropped) +
+                " step(s) before were dropped.");
+  }
   if (c.failures_after_oom > 0) {
     w.push_back(std::to_string(c.failures_after_oom) +
                 " allocation failure(s) after the window's out-of-memory dump: one dump is "
@@ -399,7 +406,7 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
   uint64_t step_start = c.start_tick;
   for (size_t i = 0; i < c.steps.size(); ++i) {
     StepSummary step;
-    step.step = static_cast<int>(i);
+    step.step = static_cast<int>(c.steps_dropped + static_cast<int64_t>(i));
     step.wall_ms = c.TicksToMs(c.steps[i].tick - step_start);
     step.peak_bytes = c.steps[i].peak_bytes;
     step.end_bytes = c.steps[i].end_bytes;

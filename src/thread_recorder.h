@@ -161,6 +161,8 @@ class ThreadRecorder {
     return static_cast<int64_t>(next_serial_.load(std::memory_order_relaxed) -
                                 window_first_serial_.load(std::memory_order_relaxed));
   }
+  // Scopes begun by the thread so far (any window): where a step starts, in serials.
+  uint64_t SerialNow() const { return next_serial_.load(std::memory_order_relaxed); }
   int index() const { return index_; }
   int os_tid() const { return os_tid_; }
   const std::string& thread_name() const { return thread_name_; }

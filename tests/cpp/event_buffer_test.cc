@@ -59,3 +59,38 @@ TEST(EventRecordTest, PacksTagDepthAndCutInOneWord) {
 
 }  // namespace
 }  // namespace paddle_prof::internal
+
+namespace paddle_prof::internal {
+namespace {
+
+EventRecord Numbered(uint64_t n) { return EventRecord::Call("n", nullptr, 0, false, n, n); }
+
+// A flight recorder's buffer: chunks whose records were all released take the newest
+// records, the indexes go on growing, and a rewind gathers the chunks again.
+TEST(EventBufferTest, ReleasedChunksTakeTheNewestRecords) {
+  constexpr size_t kPer = EventBuffer::kRecordsPerChunk;
+  auto buffer = std::make_unique<EventBuffer>();
+  const size_t before = EventBuffer::ChunksInUse();
+  for (size_t i = 0; i < 2 * kPer; ++i) ASSERT_TRUE(buffer->Append(Numbered(i)));
+  EXPECT_EQ(EventBuffer::ChunksInUse() - before, 2u);
+  buffer->ReleaseBelow(kPer + 10);  // all of chunk 0, part of chunk 1
+  for (size_t i = 2 * kPer; i < 3 * kPer; ++i) ASSERT_TRUE(buffer->Append(Numbered(i)));
+  EXPECT_EQ(EventBuffer::ChunksInUse() - before, 2u);  // chunk 0 became chunk 2
+  ASSERT_EQ(buffer->Size(), 3 * kPer);
+  for (size_t i : {kPer + 10, 2 * kPer - 1, 2 * kPer, 3 * kPer - 1}) {
+    EXPECT_EQ((*buffer)[i].start, i);
+  }
+  // Chunk 1 still holds kept records: the next chunk is a new one.
+  ASSERT_TRUE(buffer->Append(Numbered(3 * kPer)));
+  EXPECT_EQ(EventBuffer::ChunksInUse() - before, 3u);
+  EXPECT_EQ((*buffer)[3 * kPer].start, 3 * kPer);
+  buffer->ReleaseBelow(10);  // never lowers what was released
+  buffer->Clear();
+  for (size_t i = 0; i < 3 * kPer; ++i) ASSERT_TRUE(buffer->Append(Numbered(i)));
+  EXPECT_EQ(EventBuffer::ChunksInUse() - before, 3u);  // the same three chunks, reused
+  EXPECT_EQ((*buffer)[0].start, 0u);
+  EXPECT_EQ((*buffer)[3 * kPer - 1].start, 3 * kPer - 1);
+}
+
+}  // namespace
+}  // namespace paddle_prof::internal

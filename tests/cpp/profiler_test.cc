@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "event_buffer.h"
 #include "flags.h"
 #include "paddle_prof/record_event.h"
 #include "test_util.h"
@@ -733,6 +734,87 @@ TEST(ProfilerTest, DisableProfilerPrintsTheRowsOfTheRowLimitFlag) {
   EXPECT_NE(out.find("(1 more row, in the Report: a row limit of 0 prints every row)"),
             std::string::npos)
       << out;
+}
+
+}  // namespace
+}  // namespace paddle_prof
+
+namespace paddle_prof {
+namespace {
+
+class FlightRecorderTest : public ::testing::Test {
+ protected:
+  void TearDown() override { FLAGS_paddle_prof_keep_last_steps = 0; }
+};
+
+TEST_F(FlightRecorderTest, KeepingFiveStepsOfAThousandReportsSteps995To999) {
+  FLAGS_paddle_prof_keep_last_steps = 5;
+  EnableProfiler(ProfilerState::kCPU);
+  for (int step = 0; step < 1000; ++step) {
+    for (int i = 0; i < 3; ++i) RecordEvent op("op");
+    { RecordEvent tagged("step", std::to_string(step)); }
+    MarkStep();
+  }
+  const Report report = StopProfiler();
+  ASSERT_EQ(report.steps.size(), 5u);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(report.steps[i].step, 995 + i);
+  EXPECT_EQ(Row(report, "op").calls, 15);
+  ASSERT_EQ(report.events.size(), 6u);
+  for (int step = 995; step < 1000; ++step) {
+    EXPECT_EQ(Row(report, "step", std::to_string(step)).calls, 1);
+  }
+  EXPECT_TRUE(HasWarning(report,
+                         "flight recorder (keep_last_steps=5): the report covers steps 995-999 "
+                         "and what ran after them; the 995 step(s) before were dropped."));
+  EXPECT_FALSE(HasWarning(report, "still open"));
+  double steps_ms = 0;
+  for (const StepSummary& s : report.steps) steps_ms += s.wall_ms;
+  EXPECT_LE(steps_ms, report.wall_ms);
+  ExpectTimeInvariants(report);
+}
+
+// The records of dropped steps give their chunks back: however long the window runs,
+// the buffers stop growing.
+TEST_F(FlightRecorderTest, TheRecordersMemoryStopsGrowing) {
+  FLAGS_paddle_prof_keep_last_steps = 5;
+  EnableProfiler(ProfilerState::kCPU);
+  const auto steps = [](int count) {
+    for (int step = 0; step < count; ++step) {
+      for (int i = 0; i < 20000; ++i) RecordEvent op("op");  // a third of a chunk
+      MarkStep();
+    }
+  };
+  steps(100);
+  const size_t chunks = internal::EventBuffer::ChunksInUse();
+  steps(500);
+  EXPECT_EQ(internal::EventBuffer::ChunksInUse(), chunks);
+  EXPECT_LE(chunks, 4u);  // five steps are 1.5 chunks
+  const Report report = StopProfiler();
+  EXPECT_EQ(Row(report, "op").calls, 5 * 20000);
+  EXPECT_EQ(report.steps.front().step, 595);
+}
+
+TEST_F(FlightRecorderTest, LiveBytesStayExactAndPlacesCoverTheKeptSteps) {
+  TrackingAllocator cpu(CPUAllocator(), CPUPlace());
+  FLAGS_paddle_prof_keep_last_steps = 3;
+  EnableProfiler(ProfilerState::kCPU);
+  const int64_t start = testing::PlaceOf(SnapshotProfiler(), "CPU").start_bytes;
+  std::vector<void*> kept_alive;
+  for (int step = 0; step < 10; ++step) {
+    RecordEvent op("step_op");
+    kept_alive.push_back(cpu.Allocate(64));
+    cpu.Free(cpu.Allocate(step == 2 ? 100000 : 1000));  // the window's peak is in step 2
+    MarkStep();
+  }
+  const Report report = StopProfiler();
+  for (void* p : kept_alive) cpu.Free(p);
+  // Every block still live is counted, those of dropped steps included.
+  EXPECT_EQ(testing::Cpu(Row(report, "step_op")).live_bytes, 10 * 64);
+  const PlaceSummary& place = testing::PlaceOf(report, "CPU");
+  EXPECT_EQ(place.start_bytes, start + 7 * 64);  // as step 6 ended
+  EXPECT_EQ(place.end_bytes, start + 10 * 64);
+  EXPECT_EQ(place.peak_bytes, start + 10 * 64 + 1000);  // step 9's, not step 2's
+  EXPECT_EQ(Row(report, "step_op").calls, 3);
 }
 
 }  // namespace

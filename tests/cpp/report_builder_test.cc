@@ -33,7 +33,7 @@ class ReportBuilderTest : public ::testing::Test {
       const EventRecord& r = (*buffer_)[i];
       begun += r.kind() == RecordKind::kCall && !r.cut();
     }
-    c.threads.push_back({0, 1234, "main", buffer_.get(), buffer_->Size(), begun + open_});
+    c.threads.push_back({0, 1234, "main", buffer_.get(), 0, buffer_->Size(), begun + open_});
     return c;
   }
   std::unique_ptr<EventBuffer> buffer_ = std::make_unique<EventBuffer>();

@@ -428,3 +428,17 @@ def test_the_printed_table_keeps_to_the_row_limit_and_names_the_file_with_every_
     for bad in (-1, 2.5, '10', True):
         with pytest.raises(ValueError, match='row_limit must be None or an int >= 0'):
             paddle_prof.profiler('CPU', row_limit=bad)
+
+
+def test_a_flight_recorder_keeps_the_last_steps():
+    with paddle_prof.profiler('CPU', stream=io.StringIO(), keep_last_steps=5) as prof:
+        for step in range(20):
+            with paddle_prof.record_event('step', tag=str(step)):
+                pass
+            paddle_prof.mark_step()
+    assert [s.step for s in prof.report.steps] == [15, 16, 17, 18, 19]
+    assert sorted(e.tag for e in prof.report.events) == ['15', '16', '17', '18', '19']
+    assert any(w.startswith('flight recorder (keep_last_steps=5)') for w in prof.report.warnings)
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match='keep_last_steps must be None or an int >= 1'):
+            paddle_prof.profiler('CPU', keep_last_steps=bad)
