@@ -140,3 +140,30 @@ def test_native_steps_carry_the_programs_anonymous_mappings(tmp_path):
     assert all(b - a >= 2 << 20 for a, b in zip(resident, resident[1:]))
     growth = [w for w in out['warnings'] if 'resident memory grew' in w]
     assert growth and "the program's anonymous mappings" in growth[0]
+
+
+def test_a_long_native_runs_trace_keeps_its_counter_bound(tmp_path):
+    script = tmp_path / 'churn.py'
+    script.write_text(textwrap.dedent('''
+        import ctypes
+        libc = ctypes.CDLL(None)
+        libc.malloc.restype = ctypes.c_void_p
+        libc.malloc.argtypes = [ctypes.c_size_t]
+        libc.free.argtypes = [ctypes.c_void_p]
+        for i in range(20000):
+            libc.free(libc.malloc(100 + i % 7))
+    '''))
+    path = tmp_path / 'p.json'
+    env = dict(os.environ, FLAGS_paddle_prof_trace_counter_points='2000')
+    result = subprocess.run([sys.executable, '-m', 'paddle_prof', 'run', '--native',
+                             '--profile-path', str(path), '--', str(script)],
+                            capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    with open(path) as f:
+        trace = json.load(f)
+    native = [e for e in trace['traceEvents'] if e['ph'] == 'C' and e['name'] == 'Memory native']
+    assert 100 < len(native) <= 2000  # the script alone would make 40,000 points
+    with open(str(path) + '.summary.json') as f:
+        summary = json.load(f)
+    peak = next(p['peak_bytes'] for p in summary['places'] if p['place'] == 'native')
+    assert max(e['args']['bytes'] for e in native) == peak
