@@ -1,5 +1,7 @@
 // Building the report from 10 million recorded scopes: without files
-// (BM_BuildReport10M), and with the trace and the summary written (BM_WriteTrace10M).
+// (BM_BuildReport10M), and with the trace and the summary written (BM_WriteTrace10M);
+// and a flight-recorder window of a million steps, whose memory must stay flat
+// (BM_FlightRecorder1MSteps).
 //
 //   ./report_benchmark [--benchmark_format=json]
 #include <benchmark/benchmark.h>
@@ -9,6 +11,8 @@
 #include <filesystem>
 #include <string>
 
+#include "event_buffer.h"
+#include "flags.h"
 #include "paddle_prof/paddle_prof.h"
 
 namespace {
@@ -64,6 +68,40 @@ void BM_WriteTrace10M(benchmark::State& state) {
   state.counters["bytes_per_event"] = bytes_per_event;
 }
 BENCHMARK(BM_WriteTrace10M)->Arg(10000000)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// keep_last_steps=5 over a million steps of nine scopes each: the time per step (its
+// scopes and its mark) and the record chunks in use after 10,000 steps and at the end.
+void BM_FlightRecorder1MSteps(benchmark::State& state) {
+  const int64_t steps = state.range(0);
+  double chunks_early = 0;
+  double chunks_end = 0;
+  for (auto _ : state) {
+    FLAGS_paddle_prof_keep_last_steps = 5;
+    paddle_prof::EnableProfiler(paddle_prof::ProfilerState::kCPU);
+    for (int64_t step = 0; step < steps; ++step) {
+      {
+        paddle_prof::RecordEvent train_step("train_step");
+        for (int op = 0; op < kOps; ++op) paddle_prof::RecordEvent e(kOpNames[op]);
+      }
+      paddle_prof::MarkStep();
+      if (step == 10000) {
+        chunks_early = static_cast<double>(paddle_prof::internal::EventBuffer::ChunksInUse());
+      }
+    }
+    chunks_end = static_cast<double>(paddle_prof::internal::EventBuffer::ChunksInUse());
+    state.PauseTiming();
+    paddle_prof::Report report = paddle_prof::StopProfiler();
+    benchmark::DoNotOptimize(report);
+    FLAGS_paddle_prof_keep_last_steps = 0;
+    state.ResumeTiming();
+  }
+  state.counters["chunks_after_10k_steps"] = chunks_early;
+  state.counters["chunks_at_the_end"] = chunks_end;
+  state.counters["ns_per_step"] =
+      benchmark::Counter(static_cast<double>(steps), benchmark::Counter::kIsIterationInvariantRate |
+                                                         benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_FlightRecorder1MSteps)->Arg(1000000)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace
 
