@@ -31,9 +31,10 @@ std::atomic<int> g_caught_count{0};
 pid_t g_owner = 0;  // the process whose watcher reads the pipe
 int g_wake_read = -1;
 int g_wake_write = -1;
-void (*g_report)() = nullptr;
+// Atomics: the watcher may already run when a later install sets one.
+std::atomic<void (*)()> g_report{nullptr};
 std::atomic<int> g_snapshot_signal{0};
-void (*g_snapshot)() = nullptr;
+std::atomic<void (*)()> g_snapshot{nullptr};
 
 std::mutex g_install_mu;
 bool g_watching = false;  // under g_install_mu
@@ -98,11 +99,11 @@ void Watch() {
       PutBackAll();  // nobody would hear the handler: the signals act as before
       return;
     }
-    if (signal == g_snapshot_signal.load(std::memory_order_relaxed)) {
-      g_snapshot();
+    if (signal == g_snapshot_signal.load(std::memory_order_acquire)) {
+      g_snapshot.load(std::memory_order_acquire)();
       continue;
     }
-    g_report();
+    g_report.load(std::memory_order_acquire)();
     PutBackAll();
     // To the process: a thread that does not block it takes it, as it would have.
     kill(getpid(), signal);
@@ -165,7 +166,7 @@ bool CatchTerminationSignals(std::initializer_list<int> signals, void (*report)(
                     "a report")) {
     return false;
   }
-  g_report = report;
+  g_report.store(report, std::memory_order_release);
   sigset_t mask;
   sigemptyset(&mask);
   for (int signal : signals) sigaddset(&mask, signal);
@@ -177,8 +178,8 @@ bool CatchSnapshotSignal(int signal, void (*snapshot)()) {
   std::lock_guard<std::mutex> lock(g_install_mu);
   if (g_snapshot_signal.load(std::memory_order_relaxed) != 0) return true;
   if (!StartWatcher("the snapshot signal: it will act as it did")) return false;
-  g_snapshot = snapshot;
-  g_snapshot_signal.store(signal, std::memory_order_relaxed);
+  g_snapshot.store(snapshot, std::memory_order_release);
+  g_snapshot_signal.store(signal, std::memory_order_release);
   sigset_t mask;
   sigemptyset(&mask);
   Install(signal, mask);
