@@ -69,6 +69,8 @@ void ThreadRecorder::StartWindow(uint64_t window) {
   }
   buffer_.Clear();
   counters_.Clear();
+  native_owners_ = 0;  // the old window's interval, whose names may go now
+  native_events_ = 0;
   window_first_serial_.store(next_serial_.load(std::memory_order_relaxed),
                              std::memory_order_relaxed);
   for (RootUsage& root : roots_) root.Clear();
@@ -238,9 +240,40 @@ void ThreadRecorder::ChargeFree(uint64_t window, const LiveBlock& block) {
 void ThreadRecorder::AppendMemoryEvent(RecordKind kind, int place, const char* name,
                                        const char* tag, int64_t bytes) {
   if (!MemoryTimelineOn()) return;
+  if (PlaceCountedPerThread(place)) {
+    AddNative(place, name, tag, kind == RecordKind::kAlloc ? bytes : -bytes);
+    return;
+  }
   if (!buffer_.Append(EventRecord::Memory(kind, place, name, tag, Clock::Now(), bytes))) {
     Bump(counters_.dropped_memory);
   }
+}
+
+void ThreadRecorder::AddNative(int place, const char* name, const char* tag, int64_t delta) {
+  int i = 0;
+  while (i < native_owners_ && (native_[i].name != name || native_[i].tag != tag)) ++i;
+  if (i == kNativeOwners) {
+    FlushNative(place);
+    i = 0;
+  }
+  if (i == native_owners_) native_[native_owners_++] = {name, tag, 0};
+  native_[i].delta += delta;
+  if (++native_events_ == kNativeEventsPerInterval) FlushNative(place);
+}
+
+void ThreadRecorder::FlushNative(int place) {
+  const uint64_t tick = Clock::Now();
+  for (int i = 0; i < native_owners_; ++i) {
+    const NativeOwner& o = native_[i];
+    if (o.delta == 0) continue;
+    const RecordKind kind = o.delta > 0 ? RecordKind::kAlloc : RecordKind::kFree;
+    if (!buffer_.Append(EventRecord::Memory(kind, place, o.name, o.tag, tick,
+                                            o.delta > 0 ? o.delta : -o.delta))) {
+      Bump(counters_.dropped_memory);
+    }
+  }
+  native_owners_ = 0;
+  native_events_ = 0;
 }
 
 }  // namespace paddle_prof::internal

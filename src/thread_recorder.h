@@ -195,6 +195,13 @@ class ThreadRecorder {
   int LevelOf(const LiveBlock& block) const;
   void AppendMemoryEvent(RecordKind kind, int place, const char* name, const char* tag,
                          int64_t bytes);
+  // The native place's blocks (every malloc, under --native) come by the million: their
+  // timeline is kept by intervals of kNativeEventsPerInterval events, one record per owner
+  // of the net bytes it allocated in the interval, so that its memory stays bounded. An
+  // interval still open when the window closes is not in the timeline (the place's
+  // figures count every block; its peak is sampled, as the report says).
+  void AddNative(int place, const char* name, const char* tag, int64_t delta);
+  void FlushNative(int place);
 
   // Every scope that leaves the stack goes through here (or PopAbandoned).
   void Emit(const OpenScope& scope, uint32_t depth, uint64_t end_tick) {
@@ -229,6 +236,16 @@ class ThreadRecorder {
   std::atomic<uint64_t> next_serial_{0};
   std::atomic<uint64_t> window_first_serial_{0};
   NameCache names_;  // the dynamic names and tags this thread's scopes use
+  struct NativeOwner {
+    const char* name;
+    const char* tag;
+    int64_t delta;
+  };
+  static constexpr int kNativeOwners = 8;
+  static constexpr int kNativeEventsPerInterval = 4096;
+  NativeOwner native_[kNativeOwners];
+  int native_owners_ = 0;
+  int native_events_ = 0;
 
   // Shared with the collector.
   std::atomic<uint64_t> window_{0};
