@@ -46,6 +46,14 @@ void OnCudaTrace(const cuda_alloc::TraceEntry& entry) {
       break;
   }
 }
+
+// The caching allocator's out-of-memory observer: called on the failing thread, with the
+// device allocator's lock held, before torch raises its OutOfMemoryError. The dump takes
+// the profiler's locks and no torch one.
+void OnCudaOutOfMemory(int64_t device, size_t requested, size_t /*device_total*/,
+                       size_t /*device_free*/) {
+  internal::OnOutOfMemory(CUDAPlace(static_cast<int>(device)), requested);
+}
 #endif
 
 }  // namespace
@@ -65,6 +73,7 @@ bool InstallCuda() {
       return false;
     }
     allocator->attachAllocatorTraceTracker(&OnCudaTrace);
+    allocator->attachOutOfMemoryObserver(&OnCudaOutOfMemory);
   } catch (const std::exception&) {  // c10::Error from a backend that has no trackers
     return false;
   }

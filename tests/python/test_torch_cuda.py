@@ -152,3 +152,18 @@ def test_allocator_statistics_stand_in_where_no_tracker_attaches():
     # x's free is read as aten::zeros begins, with no event open around it.
     assert rows['[no event]']['free_bytes'] >= 3136000, rows
     assert 3136000 <= result['net'] < 3136000 + (2 << 20) + 4096, result
+
+
+def test_a_cuda_out_of_memory_writes_the_dump_before_torch_raises(tmp_path):
+    oom_path = tmp_path / 'oom.json'
+    with paddle_prof.torch.profiler('GPU', stream=io.StringIO(), oom_path=oom_path):
+        with paddle_prof.record_event('train_step'):
+            with pytest.raises(RuntimeError, match='out of memory'):
+                torch.empty(1 << 50, dtype=torch.uint8, device='cuda')  # 1 PiB
+    assert _torch_bridge.cuda_tracking(), 'no observer without the tracker'
+    with open(str(oom_path) + '.summary.json') as f:
+        oom = json.load(f)['oom']
+    assert oom['place'] == 'CUDA:0'
+    assert oom['requested_bytes'] >= 1 << 50
+    assert oom['event'] == 'aten::empty'
+    assert oom['path'] == ['train_step', 'aten::empty']
