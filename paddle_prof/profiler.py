@@ -253,10 +253,22 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
         self._step = 0          # the schedule's step now running
         self._recording = False  # this profiler's window is open
 
+    def _window_path(self, cycle: Optional[int]) -> PathArg:
+        """Where the window's files go: the profile path, or the cycle's."""
+        if cycle is None:
+            return self.profile_path
+        saving = getattr(self.on_trace_ready, "profile_path", None)
+        if callable(saving):
+            return saving(cycle)
+        if self.profile_path is None:
+            return None
+        return _schedule.cycle_path(_check_path(self.profile_path), cycle)
+
     def _start(self) -> None:
         start_profiler(self.state)
+        cycle = self.schedule.cycle(self._step) if self.schedule is not None else None
         # The snapshot signal (FLAGS_paddle_prof_snapshot_signal) writes beside this path.
-        _core.set_snapshot_path(_check_path(self.profile_path))
+        _core.set_snapshot_path(_check_path(self._window_path(cycle)))
         # An allocation that fails in the window writes its dump here (default: beside the
         # profile path).
         _core.set_oom_path(_check_path(self.oom_path, "oom_path"))
@@ -281,14 +293,7 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
     def _finish_cycle(self, cycle: int) -> None:
         """Stops the window and hands the cycle's report on."""
         self._recording = False
-        saving = getattr(self.on_trace_ready, "profile_path", None)
-        if callable(saving):
-            path: PathArg = saving(cycle)
-        elif self.profile_path is not None:
-            path = _schedule.cycle_path(_check_path(self.profile_path), cycle)
-        else:
-            path = None
-        report = _stop(self.sorted_key, path, self.per_thread, cycle)
+        report = _stop(self.sorted_key, self._window_path(cycle), self.per_thread, cycle)
         self.reports.append(report)
         self.report = report
         if self.on_trace_ready is None:

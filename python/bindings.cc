@@ -64,6 +64,7 @@ internal::ReportOptions Options(const std::string& sorted_key, const std::string
   options.per_thread = per_thread;
   options.profile_path = profile_path;
   options.cycle = cycle;
+  options.row_limit = FLAGS_paddle_prof_row_limit;  // of what the launcher prints on a signal
   return options;
 }
 
@@ -98,7 +99,7 @@ PYBIND11_MODULE(_core, m) {
 
   // The core validates states and keys; the package asks it, with these names.
   m.attr("STATES") = internal::ProfilerStateNames();
-  m.attr("ROW_LIMIT") = Report::kDefaultRowLimit;
+  m.attr("ROW_LIMIT") = FLAGS_paddle_prof_row_limit;  // as the environment set it
   m.attr("SORTED_KEYS") = internal::SortingKeyNames();
   m.def("check_state", [](const std::string& state) { ParseProfilerState(state); });
   m.def("check_sorted_key", [](const std::string& key) { internal::SortingKeyNamed(key); });
@@ -119,12 +120,7 @@ PYBIND11_MODULE(_core, m) {
         py::arg("per_thread"));
   m.def("set_snapshot_path", &internal::SetSnapshotPath, py::arg("profile_path"));
   m.def("set_keep_last_steps", &internal::SetKeepLastSteps, py::arg("steps"));
-  m.def(
-      "set_oom_path",
-      [](const std::string& path) {
-        internal::SetOutOfMemoryPath(internal::g_window.load(std::memory_order_acquire), path);
-      },
-      py::arg("path"));
+  m.def("set_oom_path", &internal::SetOutOfMemoryPath, py::arg("path"));
   m.def("catch_snapshot_signal", &internal::CatchSnapshotSignalNamed, py::arg("name"));
   m.def("reset_profiler", [] {
     py::gil_scoped_release release;

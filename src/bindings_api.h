@@ -11,17 +11,17 @@
 //  - StopProfiler(ReportOptions), EnableImplicitProfiler, ImplicitProfilerRunning
 //    (profiler_control.h): a stop with every report option given, and the launcher's
 //    whole-program profile (python3 -m paddle_prof run);
+//  - FLAGS_paddle_prof_row_limit (flags.h): the rows a printed table shows by default;
 //  - ProfilerStateNames, SortingKeyNames (enum_names.h): the names the package offers,
 //    from the core's own tables;
-//  - OnOutOfMemory (out_of_memory.h): the torch CPU allocator wrapper's failures, and
-//    SetOutOfMemoryPath (oom_dump.h): the Python profiler's oom_path.
+//  - OnOutOfMemory (out_of_memory.h): the torch allocators' failures.
 #ifndef PADDLE_PROF_SRC_BINDINGS_API_H_
 #define PADDLE_PROF_SRC_BINDINGS_API_H_
 
 #include "counter_memory.h"
 #include "enum_names.h"
+#include "flags.h"
 #include "native_guard.h"
-#include "oom_dump.h"
 #include "out_of_memory.h"
 #include "profiler_control.h"
 

@@ -202,6 +202,15 @@ void ReleaseCaughtSignalsInChild() {
   close(g_wake_read);
   close(g_wake_write);
   g_wake_read = g_wake_write = -1;
+  // Nothing is caught in the child now: a profiler it opens installs anew.
+  g_caught_count.store(0, std::memory_order_release);
+  g_snapshot_signal.store(0, std::memory_order_release);
+  g_watching = false;
+  g_termination_installed = false;
+  g_ending.store(false);
 }
+
+void LockCaughtSignalsForFork() { g_install_mu.lock(); }
+void UnlockCaughtSignalsAfterFork() { g_install_mu.unlock(); }
 
 }  // namespace paddle_prof::internal

@@ -30,8 +30,12 @@ bool CatchSnapshotSignal(int signal, void (*snapshot)());
 int SignalNamed(const std::string& name);
 
 // In a forked child, which has no watcher: the dispositions found at install come
-// back, so that the child's signals act on the child as they would have.
+// back, so that the child's signals act on the child as they would have, and the child
+// may install again.
 void ReleaseCaughtSignalsInChild();
+// The install lock, held across fork() (before the profiler's), so the child finds it free.
+void LockCaughtSignalsForFork();
+void UnlockCaughtSignalsAfterFork();
 
 }  // namespace paddle_prof::internal
 

@@ -371,7 +371,7 @@ bool WriteChromeTrace(const Collection& c, const std::string& path, std::string*
     const std::string track = Track(pid, kStepsTid);
     uint64_t step_start = c.start_tick;
     for (size_t i = 0; i < c.steps.size(); ++i) {
-      const std::string name = "step " + std::to_string(i);
+      const std::string name = "step " + std::to_string(c.steps_dropped + static_cast<int64_t>(i));
       WriteComplete(&text, CompleteHead(name.c_str(), "step", nullptr), track, Ns(c, step_start),
                     Ns(c, c.steps[i].tick));
       step_start = c.steps[i].tick;

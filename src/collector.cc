@@ -1,5 +1,7 @@
 #include "collector.h"
 
+#include <algorithm>
+
 #include "event_buffer.h"
 #include "flags.h"
 #include "gpu_correlation.h"
@@ -34,7 +36,7 @@ void CollectRecorder(const ThreadRecorder& r, const KeptStart* kept_from, Collec
   }
   c->threads.push_back(
       {r.index(), r.os_tid(), r.thread_name(), &r.buffer(),
-       kept_from != nullptr ? kept_from->record : 0, size,
+       std::max(kept_from != nullptr ? kept_from->record : 0, r.buffer().ReleasedBelow()), size,
        begun - counters.dropped - counters.abandoned.load(std::memory_order_relaxed)});
 }
 

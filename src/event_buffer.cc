@@ -61,13 +61,16 @@ void EventBuffer::Clear() {
 
 EventRecord* EventBuffer::ChunkFor(size_t n) {
   const size_t index = n / kRecordsPerChunk;
-  if (index - oldest_chunk_ >= kMaxChunks) return nullptr;
   const size_t slot = Slot(n);
+  const bool oldest_released =
+      oldest_chunk_ < index &&
+      (oldest_chunk_ + 1) * kRecordsPerChunk <= released_below_.load(std::memory_order_acquire);
+  const bool ring_full = index - oldest_chunk_ >= kMaxChunks;  // then `slot` is the oldest's
+  if (ring_full && !oldest_released) return nullptr;
   EventRecord* chunk = chunks_[slot].load(std::memory_order_relaxed);
-  if (chunk != nullptr) return chunk;
+  if (chunk != nullptr && !ring_full) return chunk;
   // The oldest chunk, if all its records were released, takes the new ones.
-  if ((oldest_chunk_ + 1) * kRecordsPerChunk <= released_below_.load(std::memory_order_acquire) &&
-      oldest_chunk_ < index) {
+  if (oldest_released) {
     std::atomic<EventRecord*>& oldest = chunks_[oldest_chunk_ % kMaxChunks];
     chunk = oldest.load(std::memory_order_relaxed);
     oldest.store(nullptr, std::memory_order_relaxed);

@@ -65,6 +65,9 @@ class EventBuffer {
     }
   }
 
+  // Records below this may have been overwritten (ReleaseBelow).
+  size_t ReleasedBelow() const { return released_below_.load(std::memory_order_acquire); }
+
   // Chunks allocated by all buffers, for tests and benchmarks.
   static size_t ChunksInUse();
   // The budget now (FLAGS_paddle_prof_max_buffer_mb), in MiB.

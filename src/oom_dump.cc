@@ -1,7 +1,12 @@
-#include "oom_dump.h"
-
+// The out-of-memory dump: when an allocation fails while a window is open (a
+// TrackingAllocator's base, the torch bridge's CPU allocator), a snapshot of the window
+// is written before the failure goes on to the program unchanged. Its summary says what
+// failed ("oom": the place, the bytes asked, the event and the path of events open on
+// the failing thread, what the place held) and a warning, also printed on stderr, names
+// the largest holders. One dump per window; later failures are counted in the window's
+// report. The dump is out_of_memory.h's handler from the moment the library loads;
+// the window control (profiler.cc) decides which failure is dumped and where.
 #include <cstdio>
-#include <mutex>
 #include <optional>
 
 #include "native_guard.h"
@@ -16,36 +21,12 @@ namespace paddle_prof::internal {
 
 namespace {
 
-// Never held while the dump is written: the profiler's lock comes after it, never before.
-std::mutex g_mu;
-uint64_t g_dumped_window = 0;
-uint64_t g_failures_window = 0;
-int64_t g_failures_after = 0;
-uint64_t g_path_window = 0;
-std::string g_path;
-
-// True for the first failure of `window`; counts the others.
-bool ClaimTheDump(uint64_t window, std::string* explicit_path) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  if (g_dumped_window == window) {
-    if (g_failures_window != window) {
-      g_failures_window = window;
-      g_failures_after = 0;
-    }
-    ++g_failures_after;
-    return false;
-  }
-  g_dumped_window = window;
-  if (g_path_window == window) *explicit_path = g_path;
-  return true;
-}
-
+// On the failing thread: what failed, where, and what the place held; the window
+// control writes the dump (the first failure of the window) or counts it.
 void DumpOnOutOfMemory(const Place& place, size_t requested_bytes) {
   const uint64_t window = g_window.load(std::memory_order_acquire);
   if (window == 0) return;
   NativeGuard profiler_memory;
-  std::string path;
-  if (!ClaimTheDump(window, &path)) return;
   OutOfMemory oom;
   oom.place = PlaceName(place);
   oom.requested_bytes = static_cast<int64_t>(requested_bytes);
@@ -55,8 +36,8 @@ void DumpOnOutOfMemory(const Place& place, size_t requested_bytes) {
   oom.event = oom.path.empty() ? "[no event]" : oom.path.back();
   const int index = PlaceIndex(place);
   oom.live_bytes = index >= 0 ? PlaceLiveBytes(index) : 0;
-  const std::optional<Report> dump = WriteOutOfMemoryDump(oom, path);
-  if (!dump) return;  // the window closed meanwhile
+  const std::optional<Report> dump = WriteOutOfMemoryDump(oom);
+  if (!dump) return;  // a later failure of the window, or the window closed meanwhile
   for (const std::string& warning : dump->warnings) {
     if (warning.rfind("out of memory on ", 0) == 0) {
       std::fprintf(stderr, "paddle_prof: %s (dump: %s)\n", warning.c_str(),
@@ -69,16 +50,5 @@ void DumpOnOutOfMemory(const Place& place, size_t requested_bytes) {
 const bool g_installed = (SetOutOfMemoryHandler(DumpOnOutOfMemory), true);
 
 }  // namespace
-
-void SetOutOfMemoryPath(uint64_t window, const std::string& path) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  g_path_window = window;
-  g_path = path;
-}
-
-int64_t FailuresAfterTheDump(uint64_t window) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  return g_failures_window == window ? g_failures_after : 0;
-}
 
 }  // namespace paddle_prof::internal

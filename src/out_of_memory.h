@@ -1,6 +1,6 @@
 // Where an allocation that failed is reported: the tracking allocators (and the torch
 // bridge's) call OnOutOfMemory() before the failure goes on to their caller unchanged.
-// The window control installs what it does (oom_dump.h: a dump of the running window);
+// The window control installs what it does (oom_dump.cc: a dump of the running window);
 // the allocators, below it, know only this hook.
 #ifndef PADDLE_PROF_SRC_OUT_OF_MEMORY_H_
 #define PADDLE_PROF_SRC_OUT_OF_MEMORY_H_

@@ -33,7 +33,6 @@
 #include "memory_tracker.h"
 #include "native_guard.h"
 #include "number_format.h"
-#include "oom_dump.h"
 #include "place_registry.h"
 #include "process_memory.h"
 #include "profile_files.h"
@@ -71,6 +70,10 @@ struct Control {
   // Per recorder, where each of the last keep_last_steps + 1 steps began.
   std::unordered_map<const internal::ThreadRecorder*, std::deque<internal::KeptStart>> step_starts;
   std::string snapshot_path;  // where the snapshot signal writes, when the caller said
+  // Out of memory (oom_dump.cc): one dump per EnableProfiler(), resets included.
+  std::string oom_path;  // the caller's, else the default
+  bool oom_dumped = false;
+  int64_t failures_after_oom = 0;
   int snapshots_written = 0;  // by the snapshot signal, in this process
 };
 
@@ -198,6 +201,10 @@ void EnableLocked(Control& control, ProfilerState state, bool implicit) {
   control.gpu = gpu;
   internal::g_gpu_tracer.store(gpu, std::memory_order_relaxed);
   control.snapshot_path.clear();
+  control.oom_path.clear();
+  control.oom_dumped = false;
+  control.failures_after_oom = 0;
+  if (!implicit) control.launcher_report.reset();  // the program's window: its own options
   control.keep_last_steps = std::max(FLAGS_paddle_prof_keep_last_steps, 0);
   OpenWindow(control);
   control.first_window = control.last_window;
@@ -294,7 +301,7 @@ Report StopLocked(Control& control, const internal::ReportOptions& options) {
     c.gpu = gpu->Stop();
   }
   c.steps = std::move(control.steps);
-  c.failures_after_oom = internal::FailuresAfterTheDump(window);
+  c.failures_after_oom = control.failures_after_oom;
   CollectLocked(control, window, end_ns, &c);
   return ReportOf(c, options);
 }
@@ -351,6 +358,7 @@ void DropImplicitProfileInChild() {
 // waits until each of the library's locks is free and holds them across it, in the
 // order they nest (the profiler's outermost).
 void LockAllForFork() {
+  internal::LockCaughtSignalsForFork();
   GetControl().mu.lock();
   internal::LockGpuTracerForFork();
   internal::RecorderRegistry::Get().LockForFork();
@@ -364,6 +372,7 @@ void UnlockAllAfterFork() {
   internal::RecorderRegistry::Get().UnlockAfterFork();
   internal::UnlockGpuTracerAfterFork();
   GetControl().mu.unlock();
+  internal::UnlockCaughtSignalsAfterFork();
 }
 
 void AfterForkInChild() {
@@ -461,14 +470,18 @@ Report StopProfiler(const ReportOptions& options) {
   return StopLocked(control, options);
 }
 
-std::optional<Report> WriteOutOfMemoryDump(const OutOfMemory& oom, const std::string& path) {
+std::optional<Report> WriteOutOfMemoryDump(const OutOfMemory& oom) {
   Control& control = GetControl();
   internal::NativeGuard profiler_memory;
   std::lock_guard<std::mutex> lock(control.mu);
   if (g_window.load(std::memory_order_relaxed) == 0) return std::nullopt;
+  if (std::exchange(control.oom_dumped, true)) {
+    ++control.failures_after_oom;
+    return std::nullopt;
+  }
   ReportOptions options = control.launcher_report.value_or(ReportFromFlags());
-  if (!path.empty()) {
-    options.profile_path = path;
+  if (!control.oom_path.empty()) {
+    options.profile_path = control.oom_path;
   } else if (!FLAGS_paddle_prof_oom_path.empty()) {
     options.profile_path = FLAGS_paddle_prof_oom_path;
   } else if (std::string base = WindowProfilePath(control, options); !base.empty()) {
@@ -483,7 +496,18 @@ void SetKeepLastSteps(int steps) {
   if (steps < 0) throw std::invalid_argument("keep_last_steps must be >= 0");
   Control& control = GetControl();
   std::lock_guard<std::mutex> lock(control.mu);
-  if (g_window.load(std::memory_order_relaxed) != 0) control.keep_last_steps = steps;
+  if (g_window.load(std::memory_order_relaxed) == 0) return;
+  // The steps already marked were kept, or released, under the bound they had.
+  if (!control.steps.empty() || control.steps_dropped > 0) {
+    throw std::logic_error("keep_last_steps is set before the window's first step mark");
+  }
+  control.keep_last_steps = steps;
+}
+
+void SetOutOfMemoryPath(const std::string& path) {
+  Control& control = GetControl();
+  std::lock_guard<std::mutex> lock(control.mu);
+  if (g_window.load(std::memory_order_relaxed) != 0) control.oom_path = path;
 }
 
 void SetSnapshotPath(const std::string& profile_path) {

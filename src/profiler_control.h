@@ -16,10 +16,13 @@ Report StopProfiler(const ReportOptions& options);
 // SnapshotProfiler() likewise.
 Report SnapshotProfiler(const ReportOptions& options);
 
-// The open window's out-of-memory dump for `oom`, at `path` (else FLAGS_paddle_prof_oom_path,
-// else <profile path>.oom.json, else ./paddle_prof.oom.<pid>.json); nothing when no
-// window is open.
-std::optional<Report> WriteOutOfMemoryDump(const OutOfMemory& oom, const std::string& path);
+// The open window's out-of-memory dump for `oom`, at the caller's oom path (else
+// FLAGS_paddle_prof_oom_path, else <profile path>.oom.json, else
+// ./paddle_prof.oom.<pid>.json): the first failure since EnableProfiler() only; nothing
+// (the failure counted) for later ones, nothing when no window is open.
+std::optional<Report> WriteOutOfMemoryDump(const OutOfMemory& oom);
+// The open window's oom path (the Python profiler's oom_path); "" for the default.
+void SetOutOfMemoryPath(const std::string& path);
 
 // Makes the open window a flight recorder from its next step mark: only the last
 // `steps` steps' records are kept (0: every step). FLAGS_paddle_prof_keep_last_steps is

@@ -263,13 +263,16 @@ void ThreadRecorder::AddNative(int place, const char* name, const char* tag, int
 
 void ThreadRecorder::FlushNative(int place) {
   const uint64_t tick = Clock::Now();
-  for (int i = 0; i < native_owners_; ++i) {
-    const NativeOwner& o = native_[i];
-    if (o.delta == 0) continue;
-    const RecordKind kind = o.delta > 0 ? RecordKind::kAlloc : RecordKind::kFree;
-    if (!buffer_.Append(EventRecord::Memory(kind, place, o.name, o.tag, tick,
-                                            o.delta > 0 ? o.delta : -o.delta))) {
-      Bump(counters_.dropped_memory);
+  // Frees first: an interval's net figures must never make up a peak it did not have.
+  for (const bool frees : {true, false}) {
+    for (int i = 0; i < native_owners_; ++i) {
+      const NativeOwner& o = native_[i];
+      if (o.delta == 0 || (o.delta < 0) != frees) continue;
+      const RecordKind kind = frees ? RecordKind::kFree : RecordKind::kAlloc;
+      if (!buffer_.Append(
+              EventRecord::Memory(kind, place, o.name, o.tag, tick, frees ? -o.delta : o.delta))) {
+        Bump(counters_.dropped_memory);
+      }
     }
   }
   native_owners_ = 0;

@@ -196,10 +196,11 @@ class ThreadRecorder {
   void AppendMemoryEvent(RecordKind kind, int place, const char* name, const char* tag,
                          int64_t bytes);
   // The native place's blocks (every malloc, under --native) come by the million: their
-  // timeline is kept by intervals of kNativeEventsPerInterval events, one record per owner
-  // of the net bytes it allocated in the interval, so that its memory stays bounded. An
-  // interval still open when the window closes is not in the timeline (the place's
-  // figures count every block; its peak is sampled, as the report says).
+  // timeline is kept by intervals (kNativeEventsPerInterval events, or up to the next
+  // call's end), one record per owner of the net bytes it allocated in the interval, so
+  // that its memory stays bounded. A peak inside an interval is not in the timeline, nor
+  // is an interval still open when the window closes (the place's figures count every
+  // block; its peak is sampled, as the report says).
   void AddNative(int place, const char* name, const char* tag, int64_t delta);
   void FlushNative(int place);
 
@@ -211,6 +212,8 @@ class ThreadRecorder {
     const uint64_t window = g_window.load(std::memory_order_acquire);
     if (window == 0) return;  // profiling is off: the collector counted the scope as open
     SyncWindow(window);
+    // The native interval closes with each call, so that the timeline follows the calls.
+    if (native_owners_ != 0) FlushNative(g_native_place_index.load(std::memory_order_relaxed));
     // A scope begun in an earlier window is cut: its record only tells the report
     // where its children's time belongs. It has left the stack, so its interned name
     // may be freed when this window starts (just now): the record names nothing.

@@ -1,8 +1,6 @@
 // The out-of-memory dump: an allocation that fails while a window is open writes a
 // snapshot that names the request, the event, its path and the place's holders; the
 // failure then reaches the caller unchanged.
-#include "oom_dump.h"
-
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -137,6 +135,27 @@ TEST_F(OomDumpTest, NoWindowNoDump) {
   const Report report = StopProfiler();
   EXPECT_FALSE(report.oom.has_value());
   EXPECT_EQ(nlohmann::json::parse(report.ToJson()).at("oom"), nullptr);
+}
+
+}  // namespace
+}  // namespace paddle_prof
+
+namespace paddle_prof {
+namespace {
+
+// A reset keeps the profiler's one dump and its count: it is the same profiler.
+TEST_F(OomDumpTest, AResetNeitherAllowsASecondDumpNorLosesTheCount) {
+  TrackingAllocator cpu(std::make_shared<LimitedAllocator>(false), CPUPlace());
+  EnableProfiler(ProfilerState::kCPU);
+  EXPECT_EQ(cpu.Allocate(kHuge), nullptr);
+  ASSERT_TRUE(Exists(path_ + ".summary.json"));
+  Remove(path_);
+  ResetProfiler();
+  EXPECT_EQ(cpu.Allocate(kHuge), nullptr);
+  EXPECT_FALSE(Exists(path_ + ".summary.json"));
+  EXPECT_TRUE(HasWarning(StopProfiler(),
+                         "1 allocation failure(s) after the window's out-of-memory dump: one "
+                         "dump is written per window."));
 }
 
 }  // namespace

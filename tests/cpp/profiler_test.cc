@@ -20,6 +20,7 @@
 #include "event_buffer.h"
 #include "flags.h"
 #include "paddle_prof/record_event.h"
+#include "profiler_control.h"
 #include "test_util.h"
 
 namespace paddle_prof {
@@ -815,6 +816,33 @@ TEST_F(FlightRecorderTest, LiveBytesStayExactAndPlacesCoverTheKeptSteps) {
   EXPECT_EQ(place.end_bytes, start + 10 * 64);
   EXPECT_EQ(place.peak_bytes, start + 10 * 64 + 1000);  // step 9's, not step 2's
   EXPECT_EQ(Row(report, "step_op").calls, 3);
+}
+
+}  // namespace
+}  // namespace paddle_prof
+
+namespace paddle_prof {
+namespace {
+
+TEST_F(FlightRecorderTest, TheBoundIsSetBeforeTheFirstStepAndTheTraceNamesTheKeptSteps) {
+  EnableProfiler(ProfilerState::kCPU);
+  internal::SetKeepLastSteps(2);
+  for (int step = 0; step < 5; ++step) {
+    { RecordEvent op("op"); }
+    MarkStep();
+  }
+  EXPECT_THROW(internal::SetKeepLastSteps(3), std::logic_error);
+  const std::string path = testing::TempPath("flight_trace");
+  const Report report = StopProfiler(EventSortingKey::kTotal, path);
+  EXPECT_EQ(report.steps.front().step, 3);
+  std::vector<std::string> steps;
+  const nlohmann::json trace = testing::ReadJson(path);
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.value("cat", "") == "step") steps.push_back(e.at("name"));
+  }
+  EXPECT_EQ(steps, (std::vector<std::string>{"step 3", "step 4"}));
+  std::remove(path.c_str());
+  std::remove((path + ".summary.json").c_str());
 }
 
 }  // namespace

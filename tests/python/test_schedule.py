@@ -113,3 +113,17 @@ def test_wrong_schedules_are_refused():
         paddle_prof.profiler('CPU', schedule=3)
     with pytest.raises(TypeError, match='on_trace_ready must be callable'):
         paddle_prof.profiler('CPU', on_trace_ready='print')
+
+
+def test_an_out_of_memory_in_an_active_phase_dumps_to_the_oom_path(tmp_path):
+    oom_path = tmp_path / 'oom.json'
+    sched = paddle_prof.schedule(warmup=1, active=2)
+    with paddle_prof.profiler('CPU', schedule=sched, oom_path=oom_path,
+                              on_trace_ready=lambda r: None) as prof:
+        prof.step()  # the warm-up, dropped by a reset as the active steps begin
+        with paddle_prof.record_event('big'):
+            with pytest.raises(MemoryError):
+                paddle_prof.empty((1 << 50,), dtype='uint8')
+        prof.step()
+    with open(str(oom_path) + '.summary.json') as f:
+        assert json.load(f)['oom']['path'] == ['big']
