@@ -649,7 +649,9 @@ TEST(SnapshotTest, ASnapshotWritesItsFilesAndNeedsAWindow) {
 }
 
 // Snapshots taken while another thread records: each holds at least what the one before
-// held, and the stop at least what the last one held.
+// held and no call that had not ended, and the stop holds every call. (A call that ended
+// just before a snapshot may still be left out of it: two cores' clocks need not agree
+// to the nanosecond, and the snapshot keeps the calls that ended by its own clock.)
 TEST(SnapshotTest, SnapshotsWhileAnotherThreadRecords) {
   EnableProfiler(ProfilerState::kCPU);
   std::atomic<bool> done{false};
@@ -663,10 +665,9 @@ TEST(SnapshotTest, SnapshotsWhileAnotherThreadRecords) {
   });
   int64_t last = 0;
   for (int i = 0; i < 20; ++i) {
-    const int64_t before = ended.load();
     const Report snapshot = SnapshotProfiler();
     const int64_t calls = snapshot.events.empty() ? 0 : Row(snapshot, "work").calls;
-    EXPECT_GE(calls, before);
+    EXPECT_LE(calls, ended.load() + 1);  // + the one between its record and its count
     EXPECT_GE(calls, last);
     last = calls;
     Spin(200);
