@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "capture_files.h"
 #include "flags.h"
 #include "native_guard.h"
 
@@ -41,7 +42,22 @@ size_t EventBuffer::ChunksInUse() { return g_chunks_in_use.load(std::memory_orde
 
 int64_t EventBuffer::BoundMb() { return std::max(FLAGS_paddle_prof_max_buffer_mb, 0); }
 
-void EventBuffer::Clear() {
+void EventBuffer::ReleaseChunks() {
+  for (std::atomic<EventRecord*>& slot : chunks_) {
+    if (EventRecord* chunk = slot.exchange(nullptr, std::memory_order_relaxed)) {
+      munmap(chunk, kChunkBytes);
+      g_chunks_in_use.fetch_sub(1, std::memory_order_relaxed);
+    }
+  }
+}
+
+void EventBuffer::Clear(const std::string& capture_prefix) {
+  // A capture's chunks are new files; chunks mapped from an older capture's files go.
+  if (!capture_prefix.empty() || file_backed_) {
+    ReleaseChunks();
+    file_backed_ = !capture_prefix.empty();
+    capture_prefix_ = capture_prefix;
+  }
   size_.store(0, std::memory_order_relaxed);
   released_below_.store(0, std::memory_order_relaxed);
   oldest_chunk_ = 0;
@@ -89,7 +105,12 @@ EventRecord* EventBuffer::ChunkFor(size_t n) {
   } while (!g_chunks_in_use.compare_exchange_weak(in_use, in_use + 1, std::memory_order_relaxed));
   {
     NativeGuard profiler_memory;  // not the program's mapping, under --native
-    chunk = MapChunk();
+    if (!capture_prefix_.empty()) {
+      chunk = MapCaptureChunk(capture_prefix_ + std::to_string(index), kChunkBytes);
+      // A capture that cannot grow (a full disk) ends; the records stay in memory.
+      if (chunk == nullptr) capture_prefix_.clear();
+    }
+    if (chunk == nullptr) chunk = MapChunk();
   }
   if (chunk == nullptr) {
     g_chunks_in_use.fetch_sub(1, std::memory_order_relaxed);

@@ -15,6 +15,7 @@
 #include <array>
 #include <atomic>
 #include <cstddef>
+#include <string>
 
 #include "event_record.h"
 
@@ -46,7 +47,10 @@ class EventBuffer {
     return true;
   }
   // Owner thread only: forget the records, keep the memory (gathered in the first slots).
-  void Clear();
+  // With a `capture_prefix` (capture_files.h), the window's chunks are instead mapped
+  // from new files named by it and the chunk number, so that what is written survives
+  // the process; the buffer's chunks from before are returned.
+  void Clear(const std::string& capture_prefix = std::string());
   // Owner thread only, off the hot path: make sure the first chunk exists.
   void Reserve() { ChunkFor(0); }
 
@@ -78,6 +82,9 @@ class EventBuffer {
   // budget or kMaxChunks is reached.
   EventRecord* ChunkFor(size_t n);
 
+  // Unmaps every chunk (a window that captures never reuses them).
+  void ReleaseChunks();
+
   static size_t Slot(size_t n) { return (n / kRecordsPerChunk) % kMaxChunks; }
 
   std::atomic<size_t> size_{0};
@@ -85,6 +92,10 @@ class EventBuffer {
   // Written by the window control, which reads the buffer: what it says it will not read.
   mutable std::atomic<size_t> released_below_{0};
   size_t oldest_chunk_ = 0;  // owner only: the oldest chunk still in place
+  // Owner only: the chunk files' prefix while the window captures, else empty; and
+  // whether any chunk in place is mapped from a file.
+  std::string capture_prefix_;
+  bool file_backed_ = false;
 };
 
 }  // namespace paddle_prof::internal

@@ -31,6 +31,11 @@ DEFINE_string(paddle_prof_oom_path, "",
 DEFINE_int32(paddle_prof_keep_last_steps, 0,
              "A flight recorder: keep only the last N steps' calls, so that a window can stay "
              "open for days in bounded memory (0: keep everything).");
+DEFINE_string(paddle_prof_capture_dir, "",
+              "A directory where each window's records go to memory-mapped files as they are "
+              "made, so that a process killed by SIGKILL or the OOM killer loses nothing it "
+              "recorded (python3 -m paddle_prof recover DIR); a window that stops normally "
+              "leaves none behind.");
 DEFINE_bool(paddle_prof_memory_timeline, true,
             "Record every tracked allocation and free with its time: what the report's "
             "at_peak and the trace's memory counters are built from. Off, tracking costs "
@@ -53,7 +58,7 @@ void ReadFlagsFromEnvironment() {
        {"paddle_prof_state", "paddle_prof_sorted_key", "paddle_prof_path", "paddle_prof_per_thread",
         "paddle_prof_max_buffer_mb", "paddle_prof_memory_timeline", "paddle_prof_snapshot_signal",
         "paddle_prof_row_limit", "paddle_prof_oom_path", "paddle_prof_trace_counter_points",
-        "paddle_prof_keep_last_steps"}) {
+        "paddle_prof_keep_last_steps", "paddle_prof_capture_dir"}) {
     const char* value = std::getenv(("FLAGS_" + std::string(name)).c_str());
     if (value == nullptr) continue;
     if (gflags::SetCommandLineOption(name, value).empty()) {

@@ -15,6 +15,7 @@ DECLARE_string(paddle_prof_snapshot_signal);
 DECLARE_int32(paddle_prof_row_limit);
 DECLARE_string(paddle_prof_oom_path);
 DECLARE_int32(paddle_prof_keep_last_steps);
+DECLARE_string(paddle_prof_capture_dir);
 DECLARE_int32(paddle_prof_trace_counter_points);
 
 namespace paddle_prof::internal {

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <functional>
 
+#include "capture_files.h"
 #include "native_guard.h"
 
 namespace paddle_prof::internal {
@@ -62,6 +63,7 @@ const char* NameCache::Add(std::string_view s) {
   names_.emplace(std::string_view(key, s.size()), entry);
   g_names.fetch_add(1, std::memory_order_relaxed);
   g_bytes.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
+  LogCapturedName(entry);
   return entry;
 }
 

@@ -25,6 +25,9 @@
 // (RecorderRegistry::ReleaseRetiredNames). A live thread that stops making dynamic
 // names keeps those of its last window until it next acts in a later one.
 //
+// While a window captures (capture_files.h), each string is also logged as it is first
+// copied, so that recovery can name records of a process that is gone.
+//
 // Records hold C strings, yet a name may contain NUL bytes (RecordEvent(std::string)
 // takes any bytes, Python's str may hold '\0'): an interned string stores each NUL as
 // C0 80 (as Java's "modified UTF-8" does), which no valid UTF-8 contains, so "a\0b" and
@@ -67,6 +70,11 @@ class NameCache {
   void ReleaseAllBut(const char* const* keep, size_t count);
 
   bool empty() const { return names_.empty(); }
+  // Calls `f(interned)` for each string held (a capture logs those kept from before).
+  template <class F>
+  void ForEach(F f) const {
+    for (const auto& entry : names_) f(entry.second);
+  }
 
  private:
   const char* Add(std::string_view s);

@@ -4,25 +4,32 @@
 // profile files.
 #include "paddle_prof/profiler.h"
 
+#include <fcntl.h>
 #include <glog/logging.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "atomic_file.h"
+#include "capture_files.h"
 #include "caught_signals.h"
 #include "clock.h"
 #include "collection.h"
@@ -75,11 +82,117 @@ struct Control {
   bool oom_dumped = false;
   int64_t failures_after_oom = 0;
   int snapshots_written = 0;  // by the snapshot signal, in this process
+  // capture_dir: where each window of this profiler captures (empty: nowhere), the
+  // capture of the open window (null: none), and why it has none when it was asked for.
+  std::string capture_dir;
+  const internal::CaptureTarget* capture = nullptr;
+  std::string capture_warning;
 };
 
 Control& GetControl() {
   static auto* control = new Control;  // leaked: the exit handler may still use it
   return *control;
+}
+
+// ---- The capture (capture_files.h): the window control writes the window's meta,
+// steps and mappings; the recorders map their chunks and log their names. ----
+
+std::string ReadFileWhole(const char* path) {
+  std::string bytes;
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return bytes;
+  char buffer[65536];
+  for (ssize_t n; (n = read(fd, buffer, sizeof(buffer))) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    bytes.append(buffer, static_cast<size_t>(n));
+  }
+  close(fd);
+  return bytes;
+}
+
+bool WriteCaptureFile(const std::string& dir, const char* name, std::string_view bytes,
+                      std::string* error) {
+  internal::AtomicFile file(internal::CaptureFile(dir, name));
+  file.Write(bytes);
+  return file.Commit(error);
+}
+
+// The window's meta (rewritten whole: places appear late) and the process's mappings
+// (libraries load late), at open and at each step mark.
+bool WriteCaptureMeta(const Control& control, std::string* error) {
+  const internal::CaptureTarget& capture = *control.capture;
+  char rate[64];
+  std::snprintf(rate, sizeof(rate), "%.17g", Clock::NsPerTick());
+  std::string meta = "paddle_prof capture 1\nwindow " + std::to_string(capture.window) + "\npid " +
+                     std::to_string(getpid()) + "\nstate " + ProfilerStateName(control.state) +
+                     "\nstart_tick " + std::to_string(control.start_tick) + "\nns_per_tick " +
+                     rate + "\n";
+  for (const PlaceSummary& p : internal::PlaceWindowFigures()) {
+    meta += "place " + std::to_string(p.start_bytes) + " " + std::to_string(p.peak_bytes) + " " +
+            std::to_string(p.end_bytes) + " " + std::to_string(p.untracked_frees) + " " + p.place +
+            "\n";
+  }
+  return WriteCaptureFile(capture.dir, "maps", ReadFileWhole("/proc/self/maps"), error) &&
+         WriteCaptureFile(capture.dir, "meta", meta, error);
+}
+
+// One step mark, appended: its tick, then the figures StepMark holds.
+void AppendCaptureStep(const Control& control, const internal::StepMark& step) {
+  std::string line = std::to_string(step.tick);
+  for (const auto& [figures, tag] :
+       {std::pair{&step.peak_bytes, "peak"}, std::pair{&step.end_bytes, "end"},
+        std::pair{&step.process, "process"}}) {
+    for (const auto& [name, value] : *figures) {
+      line += std::string("\t") + tag + " " + std::to_string(value) + " " + name;
+    }
+  }
+  line += "\n";
+  const std::string path = internal::CaptureFile(control.capture->dir, "steps");
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  if (write(fd, line.data(), line.size()) < 0) {  // one write: a kill leaves whole lines
+    LOG_FIRST_N(WARNING, 1) << "paddle_prof: " << path << ": " << std::strerror(errno);
+  }
+  close(fd);
+}
+
+// Ends the open window's capture: recorders still writing its chunks write into files
+// that are gone. `remove`: a window that stops normally leaves no capture behind.
+void EndCapture(Control& control, bool remove) {
+  if (control.capture == nullptr) return;
+  internal::g_capture.store(nullptr, std::memory_order_release);
+  internal::CloseCaptureNames();
+  if (remove) internal::RemoveCaptureFiles(control.capture->dir);
+  control.capture = nullptr;  // leaked: a recorder may still read it
+}
+
+// Starts the capture of window `window` (about to open) in control.capture_dir; on
+// failure, says why in control.capture_warning (and on stderr) and the window is
+// recorded in memory only.
+void StartCapture(Control& control, uint64_t window) {
+  control.capture_warning.clear();
+  if (control.capture_dir.empty()) return;
+  const std::string& dir = control.capture_dir;
+  std::string error;
+  if (control.keep_last_steps > 0) {
+    error = "a flight recorder (keep_last_steps) reuses its memory and cannot be captured";
+  } else if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    error = std::strerror(errno);
+  } else {
+    internal::RemoveCaptureFiles(dir);  // a capture left there by a process that died
+    control.capture = new internal::CaptureTarget{window, dir};
+    if (!internal::OpenCaptureNames(dir, &error) || !WriteCaptureMeta(control, &error)) {
+      EndCapture(control, /*remove=*/true);
+    }
+  }
+  if (control.capture == nullptr) {
+    control.capture_warning = "capture_dir '" + dir + "': cannot capture there (" + error +
+                              "); the window was recorded in memory only.";
+    LOG(WARNING) << "paddle_prof: " << control.capture_warning;
+    return;
+  }
+  internal::g_capture.store(control.capture, std::memory_order_release);
 }
 
 // Caller holds control.mu. Release: pairs with the acquire in every recorder, so the
@@ -96,6 +209,8 @@ void OpenWindow(Control& control) {
   internal::OpenPlaceWindow();
   control.start_ns = internal::MonotonicNs();
   control.start_tick = Clock::Now();
+  EndCapture(control, /*remove=*/true);  // a reset's records go, the capture's with them
+  StartCapture(control, control.last_window + 1);
   g_window.store(++control.last_window, std::memory_order_release);
 }
 
@@ -206,6 +321,7 @@ void EnableLocked(Control& control, ProfilerState state, bool implicit) {
   control.failures_after_oom = 0;
   if (!implicit) control.launcher_report.reset();  // the program's window: its own options
   control.keep_last_steps = std::max(FLAGS_paddle_prof_keep_last_steps, 0);
+  control.capture_dir = FLAGS_paddle_prof_capture_dir;
   OpenWindow(control);
   control.first_window = control.last_window;
   CatchSnapshotSignalFromFlags();
@@ -271,6 +387,7 @@ void CollectLocked(const Control& control, uint64_t window, uint64_t end_ns,
   if (std::string w = ClockWarning(*c, end_ns - control.start_ns); !w.empty()) {
     c->warnings.push_back(std::move(w));
   }
+  if (!control.capture_warning.empty()) c->warnings.push_back(control.capture_warning);
   KeepToTheKeptSteps(control, c);  // after the clock's check, which needs the whole window
   internal::CollectThreads(window, control.first_window, KeptStarts(control), c);
 }
@@ -296,6 +413,7 @@ Report StopLocked(Control& control, const internal::ReportOptions& options) {
   const uint64_t end_ns = internal::MonotonicNs();
   g_window.store(0, std::memory_order_release);
   control.implicit = false;
+  EndCapture(control, /*remove=*/true);  // the mapped records stay readable
   if (internal::GpuTracer* gpu = TakeGpuTracer(control)) {
     c.gpu_traced = true;
     c.gpu = gpu->Stop();
@@ -360,6 +478,7 @@ void DropImplicitProfileInChild() {
 void LockAllForFork() {
   internal::LockCaughtSignalsForFork();
   GetControl().mu.lock();
+  internal::LockCaptureNamesForFork();
   internal::LockGpuTracerForFork();
   internal::RecorderRegistry::Get().LockForFork();
   internal::LockPlaceRegistryForFork();
@@ -371,11 +490,22 @@ void UnlockAllAfterFork() {
   internal::UnlockPlaceRegistryAfterFork();
   internal::RecorderRegistry::Get().UnlockAfterFork();
   internal::UnlockGpuTracerAfterFork();
+  internal::UnlockCaptureNamesAfterFork();
   GetControl().mu.unlock();
   internal::UnlockCaughtSignalsAfterFork();
 }
 
 void AfterForkInChild() {
+  // The capture is the parent's: the child neither logs into it nor removes it.
+  Control& control = GetControl();
+  if (control.capture != nullptr) {
+    internal::g_capture.store(nullptr, std::memory_order_release);
+    internal::UnlockCaptureNamesAfterFork();
+    internal::CloseCaptureNames();
+    internal::LockCaptureNamesForFork();
+    control.capture = nullptr;
+    control.capture_dir.clear();
+  }
   DropImplicitProfileInChild();
   UnlockAllAfterFork();
 }
@@ -459,6 +589,12 @@ void MarkStep() {
   step.process = std::move(process);
   g_steps_in_window.fetch_add(1, std::memory_order_relaxed);
   if (control.keep_last_steps > 0) DropStepsPastTheLast(control);
+  if (control.capture != nullptr) {
+    AppendCaptureStep(control, step);
+    if (std::string error; !WriteCaptureMeta(control, &error)) {
+      LOG_FIRST_N(WARNING, 1) << "paddle_prof: capture: " << error;
+    }
+  }
 }
 
 namespace internal {
@@ -502,12 +638,30 @@ void SetKeepLastSteps(int steps) {
     throw std::logic_error("keep_last_steps is set before the window's first step mark");
   }
   control.keep_last_steps = steps;
+  if (steps > 0 && control.capture != nullptr) {
+    EndCapture(control, /*remove=*/true);
+    control.capture_warning = "capture_dir '" + control.capture_dir +
+                              "': a flight recorder (keep_last_steps) reuses its memory and "
+                              "cannot be captured; the window was recorded in memory only.";
+    LOG(WARNING) << "paddle_prof: " << control.capture_warning;
+  }
 }
 
 void SetOutOfMemoryPath(const std::string& path) {
   Control& control = GetControl();
   std::lock_guard<std::mutex> lock(control.mu);
   if (g_window.load(std::memory_order_relaxed) != 0) control.oom_path = path;
+}
+
+std::string SetCaptureDir(const std::string& dir) {
+  Control& control = GetControl();
+  internal::NativeGuard profiler_memory;
+  std::lock_guard<std::mutex> lock(control.mu);
+  if (g_window.load(std::memory_order_relaxed) == 0) return "";
+  control.capture_dir = dir;
+  if (control.gpu != nullptr) control.gpu->Discard();
+  OpenWindow(control);
+  return control.capture_warning;
 }
 
 void SetSnapshotPath(const std::string& profile_path) {

@@ -29,6 +29,12 @@ void SetOutOfMemoryPath(const std::string& path);
 // the default of each window. std::invalid_argument below 0.
 void SetKeepLastSteps(int steps);
 
+// Gives the open window a capture in `dir` (capture_dir; "" for none), restarting its
+// records as a reset does: the Python profiler's capture_dir, set right after it enables.
+// Returns why the window cannot capture there ("" when it does); it then records in
+// memory only. FLAGS_paddle_prof_capture_dir is the default of each window.
+std::string SetCaptureDir(const std::string& dir);
+
 // Where the snapshot signal writes during the open window (the Python profiler's
 // profile_path); ignored while no window is open.
 void SetSnapshotPath(const std::string& profile_path);

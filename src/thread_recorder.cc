@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "capture_files.h"
 #include "clock.h"
 #include "native_guard.h"
 #include "paddle_prof/profiler.h"
@@ -67,7 +68,7 @@ void ThreadRecorder::StartWindow(uint64_t window) {
     std::sort(held, held + count, std::less<const char*>());
     names_.ReleaseAllBut(held, count);
   }
-  buffer_.Clear();
+  StartCapture(window);
   counters_.Clear();
   native_owners_ = 0;  // the old window's interval, whose names may go now
   native_events_ = 0;
@@ -76,6 +77,20 @@ void ThreadRecorder::StartWindow(uint64_t window) {
   for (RootUsage& root : roots_) root.Clear();
   // Release: a collector that sees the new window id also sees the emptied buffer.
   window_.store(window, std::memory_order_release);
+}
+
+void ThreadRecorder::StartCapture(uint64_t window) {
+  const CaptureTarget* capture = g_capture.load(std::memory_order_acquire);
+  if (capture == nullptr || capture->window != window) {
+    buffer_.Clear();
+    return;
+  }
+  NativeGuard profiler_memory;
+  WriteCaptureThread(capture->dir, window, index_, os_tid_, thread_name_);
+  // Names kept from an earlier window were logged in its capture, not this one's.
+  names_.ForEach(LogCapturedName);
+  buffer_.Clear(CaptureChunkPrefix(capture->dir, window, index_));
+  buffer_.Reserve();  // the first chunk's file now, not at the first record
 }
 
 uint32_t ThreadRecorder::PopAbandoned(uint32_t depth) {

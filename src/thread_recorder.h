@@ -186,6 +186,8 @@ class ThreadRecorder {
   }
   // Rewinds, and frees the names no open scope holds.
   void StartWindow(uint64_t window);
+  // Rewinds the buffer, onto files of the window's capture when it has one.
+  void StartCapture(uint64_t window);
   // Drops abandoned scopes from the top of the stack; returns the new depth.
   uint32_t PopAbandoned(uint32_t depth);
   void EndSlow(const void* owner, uint32_t depth, uint64_t end_tick);

@@ -7,6 +7,8 @@
 #define PADDLE_PROF_SRC_WINDOW_STATE_H_
 
 #include <atomic>
+#include <cstdint>
+#include <string>
 
 #include "paddle_prof/profiler.h"
 
@@ -16,6 +18,15 @@ namespace paddle_prof::internal {
 inline std::atomic<int> g_steps_in_window{0};
 // FLAGS_paddle_prof_memory_timeline as the open window started.
 inline std::atomic<bool> g_memory_timeline{true};
+
+// A window whose records go to memory-mapped files (capture_dir): the window and the
+// directory. Published before the window's id; a recorder that starts `window` maps its
+// chunks from files in `dir` when this names it. Never freed (a few per process).
+struct CaptureTarget {
+  uint64_t window = 0;
+  std::string dir;
+};
+inline std::atomic<const CaptureTarget*> g_capture{nullptr};
 
 inline int StepsInWindow() { return g_steps_in_window.load(std::memory_order_relaxed); }
 inline bool MemoryTimelineOn() { return g_memory_timeline.load(std::memory_order_relaxed); }

@@ -1,0 +1,57 @@
+// The files of a capture (capture_dir): where a window's records go as they are made, so
+// that a process killed without stopping its profiler (SIGKILL, the OOM killer) leaves
+// them behind for recovery (capture_reader.h). Every file in the directory starts with
+// kCapturePrefix; a window that stops normally removes them all.
+//   pp_capture.meta                the window: id, pid, state, start tick, clock rate,
+//                                  places (rewritten whole at open and at each step mark)
+//   pp_capture.steps               one line per step mark: its tick (appended)
+//   pp_capture.maps                /proc/self/maps at open and at each step mark: where
+//                                  literal names live (a name pointer -> file, offset)
+//   pp_capture.names               interned names as they are made: pointer, length,
+//                                  bytes (appended, on NameCache's slow path only)
+//   pp_capture.w<W>.t<I>.info      recorder I in window W: its thread id and name
+//   pp_capture.w<W>.t<I>.c<K>      its chunk K: EventBuffer::kChunkBytes of records,
+//                                  mapped shared, zero where nothing was written yet
+// The recording side is here (the recorders map chunks and log names through it); the
+// window control writes the rest.
+#ifndef PADDLE_PROF_SRC_CAPTURE_FILES_H_
+#define PADDLE_PROF_SRC_CAPTURE_FILES_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace paddle_prof::internal {
+
+struct EventRecord;
+
+inline constexpr char kCapturePrefix[] = "pp_capture.";
+
+std::string CaptureFile(const std::string& dir, std::string_view name);
+// The prefix of recorder `index`'s chunk files in `window`; the chunk number follows.
+std::string CaptureChunkPrefix(const std::string& dir, uint64_t window, int index);
+std::string CaptureThreadFile(const std::string& dir, uint64_t window, int index);
+
+// A zero-filled chunk of `bytes` mapped shared from a new file at `path` (its blocks
+// reserved, so that a full disk fails here rather than as SIGBUS on a write); nullptr
+// when that fails.
+EventRecord* MapCaptureChunk(const std::string& path, size_t bytes);
+// Recorder `index`'s thread, for recovery; false when the file cannot be written.
+bool WriteCaptureThread(const std::string& dir, uint64_t window, int index, int os_tid,
+                        const std::string& name);
+
+// The interned-name log: opened (emptied) by the window control as a capture starts,
+// closed as it ends. LogCapturedName appends one interned string while a log is open;
+// it takes a lock, and is called only where a name is first copied.
+bool OpenCaptureNames(const std::string& dir, std::string* error);
+void CloseCaptureNames();
+void LogCapturedName(const char* interned);
+void LockCaptureNamesForFork();
+void UnlockCaptureNamesAfterFork();
+
+// Removes every capture file in `dir` (files of other names stay).
+void RemoveCaptureFiles(const std::string& dir);
+
+}  // namespace paddle_prof::internal
+
+#endif  // PADDLE_PROF_SRC_CAPTURE_FILES_H_

@@ -1,0 +1,297 @@
+#include "capture_reader.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "capture_files.h"
+#include "event_record.h"
+#include "gpu_correlation.h"
+#include "memory_timeline.h"
+#include "profile_files.h"
+#include "report_builder.h"
+
+namespace paddle_prof::internal {
+
+namespace {
+
+bool ReadFile(const std::string& path, std::string* bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream out;
+  out << in.rdbuf();
+  *bytes = out.str();
+  return true;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// One mapping of the dead process, from its /proc/self/maps.
+struct Mapping {
+  uint64_t begin = 0;
+  uint64_t end = 0;
+  uint64_t offset = 0;
+  std::string path;
+};
+
+std::vector<Mapping> ParseMaps(const std::string& text) {
+  std::vector<Mapping> maps;
+  for (const std::string& line : Lines(text)) {
+    Mapping m;
+    char perms[8] = "";
+    int path_at = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx %7s %lx %*s %*s %n", &m.begin, &m.end, perms, &m.offset,
+                    &path_at) < 4 ||
+        path_at <= 0 || static_cast<size_t>(path_at) >= line.size() || line[path_at] != '/') {
+      continue;  // anonymous: nothing left to read
+    }
+    m.path = line.substr(static_cast<size_t>(path_at));
+    maps.push_back(std::move(m));
+  }
+  std::sort(maps.begin(), maps.end(),
+            [](const Mapping& a, const Mapping& b) { return a.begin < b.begin; });
+  return maps;
+}
+
+// Turns the dead process's name pointers into strings this process owns.
+class NameResolver {
+ public:
+  NameResolver(const std::string& dir, std::deque<std::string>* names) : names_(names) {
+    std::string maps;
+    if (ReadFile(CaptureFile(dir, "maps"), &maps)) maps_ = ParseMaps(maps);
+    std::string log;
+    ReadFile(CaptureFile(dir, "names"), &log);
+    // Entries: pointer (8 bytes), length (4), bytes; a torn last one is dropped.
+    for (size_t at = 0; at + 12 <= log.size();) {
+      uint64_t pointer;
+      uint32_t length;
+      std::memcpy(&pointer, log.data() + at, 8);
+      std::memcpy(&length, log.data() + at + 8, 4);
+      if (at + 12 + length > log.size()) break;
+      interned_[pointer] = Own(log.substr(at + 12, length));
+      at += 12 + length;
+    }
+  }
+  ~NameResolver() {
+    for (const auto& [path, fd] : files_) {
+      if (fd >= 0) close(fd);
+    }
+  }
+
+  const char* Resolve(const char* pointer) {
+    if (pointer == nullptr) return nullptr;
+    const uint64_t p = reinterpret_cast<uintptr_t>(pointer);
+    if (const auto it = interned_.find(p); it != interned_.end()) return it->second;
+    if (const auto it = literals_.find(p); it != literals_.end()) return it->second;
+    return literals_[p] = Own(ReadLiteral(p));
+  }
+
+ private:
+  const char* Own(std::string s) { return names_->emplace_back(std::move(s)).c_str(); }
+
+  // The NUL-terminated string at `p` in the file mapped there.
+  std::string ReadLiteral(uint64_t p) {
+    auto m = std::upper_bound(maps_.begin(), maps_.end(), p,
+                              [](uint64_t v, const Mapping& m) { return v < m.begin; });
+    char unknown[48];
+    std::snprintf(unknown, sizeof(unknown), "[unknown name %#lx]", static_cast<unsigned long>(p));
+    if (m == maps_.begin() || p >= (--m)->end) return unknown;
+    auto [file, inserted] = files_.try_emplace(m->path, -1);
+    if (inserted) file->second = open(m->path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (file->second < 0) return unknown;
+    std::string s;
+    off_t at = static_cast<off_t>(m->offset + (p - m->begin));
+    char buffer[256];
+    while (s.size() < (1 << 20)) {
+      const ssize_t n = pread(file->second, buffer, sizeof(buffer), at);
+      if (n <= 0) return unknown;
+      const char* nul = static_cast<const char*>(std::memchr(buffer, '\0', static_cast<size_t>(n)));
+      if (nul != nullptr) return s.append(buffer, static_cast<size_t>(nul - buffer));
+      s.append(buffer, static_cast<size_t>(n));
+      at += n;
+    }
+    return unknown;
+  }
+
+  std::deque<std::string>* names_;
+  std::vector<Mapping> maps_;
+  std::unordered_map<uint64_t, const char*> interned_;
+  std::unordered_map<uint64_t, const char*> literals_;
+  std::map<std::string, int> files_;
+};
+
+struct Meta {
+  uint64_t window = 0;
+  long pid = 0;
+  ProfilerState state = ProfilerState::kCPU;
+  uint64_t start_tick = 0;
+  double ns_per_tick = 1.0;
+  std::vector<PlaceSummary> places;
+};
+
+Meta ReadMeta(const std::string& dir) {
+  std::string text;
+  const std::string path = CaptureFile(dir, "meta");
+  if (!ReadFile(path, &text) || text.rfind("paddle_prof capture 1\n", 0) != 0) {
+    throw std::runtime_error(
+        "paddle_prof: no capture in '" + dir + "' (" + path +
+        (text.empty() ? ": " + std::string(std::strerror(errno)) : ": not a capture") + ")");
+  }
+  Meta meta;
+  for (const std::string& line : Lines(text)) {
+    std::istringstream in(line);
+    std::string key;
+    in >> key;
+    if (key == "window") {
+      in >> meta.window;
+    } else if (key == "pid") {
+      in >> meta.pid;
+    } else if (key == "state") {
+      std::string state;
+      in >> state;
+      meta.state = ParseProfilerState(state);
+    } else if (key == "start_tick") {
+      in >> meta.start_tick;
+    } else if (key == "ns_per_tick") {
+      in >> meta.ns_per_tick;
+    } else if (key == "place") {
+      PlaceSummary p;
+      in >> p.start_bytes >> p.peak_bytes >> p.end_bytes >> p.untracked_frees;
+      in.get();
+      std::getline(in, p.place);
+      meta.places.push_back(std::move(p));
+    }
+  }
+  return meta;
+}
+
+std::vector<StepMark> ReadSteps(const std::string& dir) {
+  std::string text;
+  ReadFile(CaptureFile(dir, "steps"), &text);
+  std::vector<StepMark> steps;
+  if (!text.empty() && text.back() != '\n') text.erase(text.rfind('\n') + 1);  // a torn line
+  for (const std::string& line : Lines(text)) {
+    std::istringstream in(line);
+    StepMark& step = steps.emplace_back();
+    in >> step.tick;
+    for (std::string field; std::getline(in, field, '\t');) {
+      std::istringstream f(field);
+      std::string tag, name;
+      int64_t value = 0;
+      if (!(f >> tag >> value)) continue;
+      f.get();
+      std::getline(f, name);
+      (tag == "peak"  ? step.peak_bytes
+       : tag == "end" ? step.end_bytes
+                      : step.process)[name] = value;
+    }
+  }
+  return steps;
+}
+
+// Records of one recorder's chunk files, up to the first never written.
+void ReadThread(const std::string& dir, const Meta& meta, int index, NameResolver* names,
+                EventBuffer* buffer, Collection* c) {
+  const std::string prefix = CaptureChunkPrefix(dir, meta.window, index);
+  const EventRecord zero{};
+  for (size_t chunk = 0;; ++chunk) {
+    std::string bytes;
+    if (!ReadFile(prefix + std::to_string(chunk), &bytes)) return;
+    const size_t count = bytes.size() / sizeof(EventRecord);
+    for (size_t i = 0; i < count; ++i) {
+      EventRecord r;
+      std::memcpy(&r, bytes.data() + i * sizeof(EventRecord), sizeof(r));
+      if (std::memcmp(&r, &zero, sizeof(r)) == 0) return;  // not written: the end
+      const RecordKind kind = r.kind();
+      if (kind == RecordKind::kCall || kind == RecordKind::kAlloc || kind == RecordKind::kFree) {
+        r.name = names->Resolve(r.name);
+        const uint64_t tag = reinterpret_cast<uintptr_t>(names->Resolve(r.tag()));
+        r.tag_bits = (r.tag_bits & ~EventRecord::kPointerMask) | (tag & EventRecord::kPointerMask);
+        c->end_tick = std::max(c->end_tick, kind == RecordKind::kCall ? r.end : r.start);
+      }
+      if (!buffer->Append(r)) {
+        ++(kind == RecordKind::kCall ? c->dropped : c->dropped_memory);
+      }
+    }
+    if (count < EventBuffer::kRecordsPerChunk) return;
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<RecoveredCapture> ReadCapture(const std::string& dir) {
+  const Meta meta = ReadMeta(dir);
+  auto recovered = std::make_unique<RecoveredCapture>();
+  Collection& c = recovered->collection;
+  c.state = meta.state;
+  c.start_tick = meta.start_tick;
+  c.end_tick = meta.start_tick;
+  c.ns_per_tick = meta.ns_per_tick;
+  c.places = meta.places;
+  c.sampled_places.assign(c.places.size(), false);
+  c.steps = ReadSteps(dir);
+  for (const StepMark& step : c.steps) c.end_tick = std::max(c.end_tick, step.tick);
+  NameResolver names(dir, &recovered->names);
+  // The recorders that started the window: each wrote its thread's file.
+  const std::string window = "w" + std::to_string(meta.window) + ".t";
+  std::vector<int> indexes;
+  if (DIR* d = opendir(dir.c_str())) {
+    const std::string start = kCapturePrefix + window;
+    while (const dirent* entry = readdir(d)) {
+      const std::string name = entry->d_name;
+      if (name.rfind(start, 0) == 0 && name.size() > 5 &&
+          name.compare(name.size() - 5, 5, ".info") == 0) {
+        indexes.push_back(std::atoi(name.c_str() + start.size()));
+      }
+    }
+    closedir(d);
+  }
+  std::sort(indexes.begin(), indexes.end());
+  for (const int index : indexes) {
+    std::string info;
+    ReadFile(CaptureThreadFile(dir, meta.window, index), &info);
+    const std::vector<std::string> lines = Lines(info);
+    auto& buffer = recovered->buffers.emplace_back(std::make_unique<EventBuffer>());
+    ReadThread(dir, meta, index, &names, buffer.get(), &c);
+    c.threads.push_back({index, lines.empty() ? 0 : std::atoi(lines[0].c_str()),
+                         lines.size() > 1 ? lines[1] : "", buffer.get(), 0, buffer->Size(), 0});
+  }
+  c.buffer_chunks = EventBuffer::ChunksInUse();
+  c.buffer_bound_mb = EventBuffer::BoundMb();
+  c.gpu_traced = meta.state != ProfilerState::kCPU;
+  c.warnings.push_back("the process (pid " + std::to_string(meta.pid) +
+                       ") ended without stopping its profiler: this report was recovered "
+                       "from its capture in '" +
+                       dir + "'; calls still open then are left out.");
+  if (c.gpu_traced)
+    c.warnings.push_back("GPU work is not captured: the recovered report has none.");
+  c.memory_events = GatherMemoryEvents(c);
+  c.gpu_correlation = CorrelateGpu(c);
+  return recovered;
+}
+
+Report RecoverCapture(const std::string& dir, const ReportOptions& options) {
+  const std::unique_ptr<RecoveredCapture> recovered = ReadCapture(dir);
+  Report report = BuildReport(recovered->collection, options);
+  if (!options.profile_path.empty()) {
+    WriteProfileFiles(recovered->collection, options.profile_path, &report);
+  }
+  return report;
+}
+
+}  // namespace paddle_prof::internal

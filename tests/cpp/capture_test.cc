@@ -1,0 +1,169 @@
+// Captures (capture_dir): a program killed by SIGKILL mid-window is recovered with
+// every call it ended; a window that stops normally leaves no capture; a directory that
+// cannot hold one leaves the window recorded in memory.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "capture_files.h"
+#include "capture_reader.h"
+#include "flags.h"
+#include "paddle_prof/paddle_prof.h"
+#include "report_builder.h"
+#include "test_util.h"
+
+extern char** environ;
+
+namespace paddle_prof {
+namespace {
+
+using testing::Row;
+
+std::string NewDir(const std::string& name) {
+  std::string dir = ::testing::TempDir() + "/" + name + "_XXXXXX";
+  EXPECT_NE(mkdtemp(dir.data()), nullptr);
+  return dir;
+}
+
+int CaptureFiles(const std::string& dir) {
+  int n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    n += entry.path().filename().string().rfind(internal::kCapturePrefix, 0) == 0;
+  }
+  return n;
+}
+
+bool HasWarning(const Report& report, const std::string& part) {
+  for (const std::string& w : report.warnings) {
+    if (w.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// Runs capture_main with its capture in `dir`, reads its stdout until MARKER (at most
+// 60 s), kills it with SIGKILL and waits for it.
+void RunAndKill(const std::string& dir) {
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  std::vector<std::string> env_strings = {"FLAGS_paddle_prof_capture_dir=" + dir};
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::string(*e).rfind("FLAGS_paddle_prof_", 0) != 0) env_strings.push_back(*e);
+  }
+  std::vector<char*> env;
+  for (std::string& s : env_strings) env.push_back(s.data());
+  env.push_back(nullptr);
+  char program[] = CAPTURE_MAIN;
+  char* args[] = {program, nullptr};
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, program, &actions, nullptr, args, env.data()), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  std::string seen;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (seen.find("MARKER\n") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    pollfd p{out[0], POLLIN, 0};
+    if (poll(&p, 1, 1000) <= 0) continue;
+    char buffer[256];
+    const ssize_t n = read(out[0], buffer, sizeof(buffer));
+    if (n <= 0) break;
+    seen.append(buffer, static_cast<size_t>(n));
+  }
+  kill(pid, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  close(out[0]);
+  ASSERT_NE(seen.find("MARKER\n"), std::string::npos) << "capture_main printed: " << seen;
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
+TEST(Capture, KilledProgramIsRecoveredWithEveryCallItEnded) {
+  const std::string dir = NewDir("capture_killed");
+  RunAndKill(dir);
+  const std::string profile = dir + "/recovered.json";
+  internal::ReportOptions options;
+  options.profile_path = profile;
+  const Report report = internal::RecoverCapture(dir, options);
+  EXPECT_EQ(Row(report, "op").calls, 1000);
+  EXPECT_EQ(Row(report, "dynamic_7", std::string("tag_x")).calls, 10);
+  EXPECT_EQ(Row(report, "worker_op").calls, 50);
+  EXPECT_EQ(report.events.size(), 3u);  // the call open at the kill is left out
+  EXPECT_EQ(report.steps.size(), 2u);
+  EXPECT_TRUE(HasWarning(report, "ended without stopping its profiler")) << report.Table();
+  EXPECT_NE(report.Table().find("op"), std::string::npos);
+  const nlohmann::json summary = testing::ReadJson(profile + ".summary.json");
+  EXPECT_EQ(summary["events"].size(), 3u);
+  testing::ReadJson(profile);  // the trace is valid JSON
+}
+
+TEST(Capture, NoCaptureIsAClearError) {
+  const std::string dir = NewDir("capture_none");
+  try {
+    internal::RecoverCapture(dir, {});
+    ADD_FAILURE() << "recovered a capture from an empty directory";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no capture in"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Capture, NormalStopLeavesNoCapture) {
+  const std::string dir = NewDir("capture_stopped");
+  FLAGS_paddle_prof_capture_dir = dir;
+  EnableProfiler(ProfilerState::kCPU);
+  for (int i = 0; i < 3; ++i) RecordEvent a(std::string("before_reset"));
+  ResetProfiler();
+  for (int i = 0; i < 4; ++i) RecordEvent b("after_reset");
+  MarkStep();
+  EXPECT_GT(CaptureFiles(dir), 0);
+  {
+    // The running window's capture, read as recovery would.
+    const auto recovered = internal::ReadCapture(dir);
+    const Report live = internal::BuildReport(recovered->collection, {});
+    EXPECT_EQ(Row(live, "after_reset").calls, 4);
+    EXPECT_EQ(live.events.size(), 1u);
+  }
+  const Report report = StopProfiler();
+  FLAGS_paddle_prof_capture_dir = "";
+  EXPECT_EQ(Row(report, "after_reset").calls, 4);
+  EXPECT_EQ(CaptureFiles(dir), 0);
+}
+
+TEST(Capture, UnwritableDirectoryRecordsInMemory) {
+  FLAGS_paddle_prof_capture_dir = "/proc/self/no/such/dir";
+  EnableProfiler(ProfilerState::kCPU);
+  for (int i = 0; i < 5; ++i) RecordEvent a("in_memory");
+  const Report report = StopProfiler();
+  FLAGS_paddle_prof_capture_dir = "";
+  EXPECT_EQ(Row(report, "in_memory").calls, 5);
+  EXPECT_TRUE(HasWarning(report, "cannot capture there")) << report.Table();
+}
+
+TEST(Capture, FlightRecorderIsNotCaptured) {
+  const std::string dir = NewDir("capture_flight");
+  FLAGS_paddle_prof_capture_dir = dir;
+  FLAGS_paddle_prof_keep_last_steps = 2;
+  EnableProfiler(ProfilerState::kCPU);
+  for (int i = 0; i < 5; ++i) RecordEvent a("kept");
+  const Report report = StopProfiler();
+  FLAGS_paddle_prof_capture_dir = "";
+  FLAGS_paddle_prof_keep_last_steps = 0;
+  EXPECT_EQ(Row(report, "kept").calls, 5);
+  EXPECT_TRUE(HasWarning(report, "keep_last_steps")) << report.Table();
+  EXPECT_EQ(CaptureFiles(dir), 0);
+}
+
+}  // namespace
+}  // namespace paddle_prof
