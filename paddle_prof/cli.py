@@ -1,4 +1,5 @@
-"""``python3 -m paddle_prof run``: profile a Python script without touching it."""
+"""``python3 -m paddle_prof run``: profile a Python script without touching it;
+``python3 -m paddle_prof recover``: the report of one killed before it stopped."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 from typing import List, Optional
 
 from paddle_prof import _core
-from paddle_prof.profiler import SORTED_KEYS, STATES, stop_profiler
+from paddle_prof.profiler import SORTED_KEYS, STATES, _set_capture_dir, recover, stop_profiler
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -33,9 +34,37 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--native", action="store_true",
                      help="also track every malloc of the program (place 'native') through "
                           "libpaddle_prof_preload.so; programs it starts are not tracked")
+    run.add_argument("--capture", default=None, metavar="DIR",
+                     help="send the records to memory-mapped files in DIR as they are made, "
+                          "so that a run killed by SIGKILL or the OOM killer can be reported "
+                          "by 'recover DIR'; a run that ends normally leaves none behind")
     run.add_argument("script", help="the Python script to run")
     run.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
+    recovering = commands.add_parser(
+        "recover", help="report a run that ended without stopping its profiler",
+        description="Prints the report of a process that was killed (SIGKILL, the OOM "
+                    "killer) while its profiler ran with a capture directory "
+                    "(run --capture DIR, profiler(capture_dir=DIR)).")
+    recovering.add_argument("directory", metavar="DIR", help="the capture directory")
+    recovering.add_argument("--sorted-key", default="total",
+                            choices=[k for k in SORTED_KEYS if k])
+    recovering.add_argument("--profile-path", default=None,
+                            help="write the Chrome trace here and the summary at "
+                                 "PATH.summary.json")
+    recovering.add_argument("--per-thread", action="store_true", help="one row per thread")
     return parser
+
+
+def _recover(options: argparse.Namespace) -> int:
+    try:
+        report = recover(options.directory, options.sorted_key, options.profile_path,
+                         per_thread=options.per_thread)
+    except ValueError as e:
+        print(e, file=sys.stderr)
+        return 1
+    table = report.table()  # its warnings say how the process ended
+    print(table, end="" if table.endswith("\n") else "\n")
+    return 0
 
 
 _NATIVE_MARK = "PADDLE_PROF_NATIVE_RUN"
@@ -57,6 +86,8 @@ def _exec_with_preload(argv: List[str]) -> None:
 def main(argv: Optional[List[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     options = _parser().parse_args(argv)
+    if options.command == "recover":
+        return _recover(options)
     if options.native and os.environ.pop(_NATIVE_MARK, None) is None:
         _exec_with_preload(argv)  # does not return
 
@@ -68,6 +99,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     # SIGTERM and SIGHUP report from the C++ side with these; SIGINT stops in `finally`.
     _core.enable_implicit_profiler(options.state, options.sorted_key, options.profile_path or "",
                                    options.per_thread)
+    if options.capture is not None:
+        _set_capture_dir(options.capture)
     sys.argv = [options.script] + options.args
     exit_code = 0
     try:

@@ -150,6 +150,34 @@ def stop_profiler(sorted_key: Optional[str] = None, profile_path: PathArg = None
     return report
 
 
+def _set_capture_dir(directory: PathArg) -> None:
+    """Gives the open window a capture in ``directory``; a RuntimeWarning when it
+    cannot have one there (it is then profiled in memory only)."""
+    problem = _core.set_capture_dir(_check_path(directory, "capture_dir"))
+    if problem:
+        warnings.warn(f"paddle_prof: {problem}", RuntimeWarning, stacklevel=3)
+
+
+def recover(directory: PathArg, sorted_key: Optional[str] = None,
+            profile_path: PathArg = None, *, per_thread: bool = False) -> Report:
+    """The Report of a process that ended without stopping its profiler (SIGKILL, the
+    OOM killer), built from the capture its window left in ``directory``
+    (``profiler(capture_dir=...)``, FLAGS_paddle_prof_capture_dir, ``run --capture``).
+    It holds every call that ended before the process did, and a warning that says the
+    process ended without stopping its profiler. With ``profile_path``, the trace and the
+    summary are written as stop_profiler() writes them. Nothing is printed. ValueError
+    when ``directory`` holds no capture.
+
+    Example::
+
+        report = paddle_prof.recover('/tmp/capture')
+        print(report.table())
+    """
+    key = _check_sorted_key(sorted_key)
+    return Report(_core.recover(_check_path(directory, "directory"), key,
+                                _check_path(profile_path), bool(per_thread)))
+
+
 def snapshot(sorted_key: Optional[str] = None, profile_path: PathArg = None, *,
              per_thread: bool = False) -> Report:
     """The Report of the running window so far; recording goes on.
@@ -214,6 +242,12 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
     calls are kept, so it can stay open for days in bounded memory, and the report covers
     those steps (``steps`` keep their index from the window's start).
 
+    ``capture_dir=DIR`` sends the window's records to memory-mapped files in DIR as they
+    are made, so that a process killed by SIGKILL or the OOM killer loses nothing it
+    recorded: ``paddle_prof.recover(DIR)`` (or ``python3 -m paddle_prof recover DIR``)
+    then builds its report. A window that stops normally leaves no capture behind; a
+    DIR that cannot hold one is a RuntimeWarning, and the window is profiled in memory.
+
     An allocation that fails in the window (the tracking allocator, PyTorch's CPU
     allocator) first writes a dump of it to ``oom_path`` (default
     ``<profile_path>.oom.json``, else ``./paddle_prof.oom.<pid>.json``); the program's own
@@ -225,7 +259,8 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
                  stream: Optional[TextIO] = None, row_limit: Optional[int] = ROW_LIMIT,
                  schedule: Optional[_schedule.schedule] = None,
                  on_trace_ready: Optional[Callable[[Report], Any]] = None,
-                 oom_path: PathArg = None, keep_last_steps: Optional[int] = None) -> None:
+                 oom_path: PathArg = None, keep_last_steps: Optional[int] = None,
+                 capture_dir: PathArg = None) -> None:
         self.state = _check_state(state)
         _row_limit(row_limit)
         self.row_limit = row_limit
@@ -241,6 +276,9 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
                                             keep_last_steps < 1):
             raise ValueError(f"keep_last_steps must be None or an int >= 1; got {keep_last_steps!r}")
         self.keep_last_steps = keep_last_steps
+        if capture_dir is not None and not _check_path(capture_dir, "capture_dir"):
+            raise ValueError("capture_dir must be None or a directory; got ''")
+        self.capture_dir = capture_dir
         self.profile_path = profile_path
         self.oom_path = oom_path
         self.per_thread = per_thread
@@ -274,6 +312,8 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
         _core.set_oom_path(_check_path(self.oom_path, "oom_path"))
         if self.keep_last_steps is not None:
             _core.set_keep_last_steps(self.keep_last_steps)
+        if self.capture_dir is not None:  # last: it restarts the window's records
+            _set_capture_dir(self.capture_dir)
         self._stops_at_enter = _stops
         self._recording = True
 

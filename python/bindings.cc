@@ -75,6 +75,17 @@ Report Stop(const std::string& sorted_key, const std::string& profile_path, bool
   return internal::StopProfiler(options);
 }
 
+Report Recover(const std::string& directory, const std::string& sorted_key,
+               const std::string& profile_path, bool per_thread) {
+  const internal::ReportOptions options = Options(sorted_key, profile_path, per_thread);
+  py::gil_scoped_release release;
+  try {
+    return internal::RecoverCapture(directory, options);
+  } catch (const std::runtime_error& e) {
+    throw std::invalid_argument(e.what());  // ValueError: the directory holds no capture
+  }
+}
+
 Report Snapshot(const std::string& sorted_key, const std::string& profile_path, bool per_thread) {
   const internal::ReportOptions options = Options(sorted_key, profile_path, per_thread);
   py::gil_scoped_release release;
@@ -121,6 +132,9 @@ PYBIND11_MODULE(_core, m) {
   m.def("set_snapshot_path", &internal::SetSnapshotPath, py::arg("profile_path"));
   m.def("set_keep_last_steps", &internal::SetKeepLastSteps, py::arg("steps"));
   m.def("set_oom_path", &internal::SetOutOfMemoryPath, py::arg("path"));
+  m.def("set_capture_dir", &internal::SetCaptureDir, py::arg("directory"));
+  m.def("recover", &Recover, py::arg("directory"), py::arg("sorted_key"), py::arg("profile_path"),
+        py::arg("per_thread"));
   m.def("catch_snapshot_signal", &internal::CatchSnapshotSignalNamed, py::arg("name"));
   m.def("reset_profiler", [] {
     py::gil_scoped_release release;

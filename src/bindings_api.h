@@ -12,12 +12,15 @@
 //    (profiler_control.h): a stop with every report option given, and the launcher's
 //    whole-program profile (python3 -m paddle_prof run);
 //  - FLAGS_paddle_prof_row_limit (flags.h): the rows a printed table shows by default;
+//  - SetCaptureDir (profiler_control.h) and RecoverCapture (capture_reader.h): the
+//    Python profiler's capture_dir, and paddle_prof.recover();
 //  - ProfilerStateNames, SortingKeyNames (enum_names.h): the names the package offers,
 //    from the core's own tables;
 //  - OnOutOfMemory (out_of_memory.h): the torch allocators' failures.
 #ifndef PADDLE_PROF_SRC_BINDINGS_API_H_
 #define PADDLE_PROF_SRC_BINDINGS_API_H_
 
+#include "capture_reader.h"
 #include "counter_memory.h"
 #include "enum_names.h"
 #include "flags.h"
