@@ -8,10 +8,13 @@
 // measuring thread, "B/record" the buffer memory one scope takes.
 #include <benchmark/benchmark.h>
 #include <malloc.h>
+#include <stdlib.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "event_record.h"
+#include "flags.h"
 #include "name_interner.h"
 #include "paddle_prof/paddle_prof.h"
 #include "steady_state.h"
@@ -50,6 +53,35 @@ void BM_RecordEventEnabled(benchmark::State& state) {
   });
 }
 BENCHMARK(BM_RecordEventEnabled)->Threads(1)->Threads(2);
+
+// The same scope in a window with a capture directory (capture_dir): the records go to
+// files mapped shared, each chunk a new file of the window. The directory is
+// $PADDLE_PROF_CAPTURE_BENCHMARK_DIR when set, else a new one under /tmp.
+std::string g_flag_before;
+
+void CaptureOn(const benchmark::State&) {
+  static const std::string dir = [] {
+    if (const char* d = std::getenv("PADDLE_PROF_CAPTURE_BENCHMARK_DIR")) return std::string(d);
+    std::string d = "/tmp/paddle_prof_capture_benchmark_XXXXXX";
+    return std::string(mkdtemp(d.data()) != nullptr ? d.c_str() : "/tmp");
+  }();
+  g_flag_before = FLAGS_paddle_prof_capture_dir;
+  FLAGS_paddle_prof_capture_dir = dir;
+}
+
+void CaptureOff(const benchmark::State&) { FLAGS_paddle_prof_capture_dir = g_flag_before; }
+
+void BM_RecordEventEnabledCapture(benchmark::State& state) {
+  RunEnabled(state, [] {
+    paddle_prof::RecordEvent e("conv2d");
+    benchmark::ClobberMemory();
+  });
+}
+BENCHMARK(BM_RecordEventEnabledCapture)
+    ->Setup(CaptureOn)
+    ->Teardown(CaptureOff)
+    ->Threads(1)
+    ->Threads(2);
 
 void BM_RecordEventEnabledDynamicName(benchmark::State& state) {
   const std::string name = "conv2d_grad";  // as a framework's op type string
