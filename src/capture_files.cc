@@ -116,14 +116,17 @@ void LogCapturedName(const char* interned) {
 void LockCaptureNamesForFork() { g_names_mu.lock(); }
 void UnlockCaptureNamesAfterFork() { g_names_mu.unlock(); }
 
-void RemoveCaptureFiles(const std::string& dir) {
+void RemoveCaptureFiles(const std::string& dir, bool keep_chunks) {
   DIR* d = opendir(dir.c_str());
   if (d == nullptr) return;
   const size_t prefix = std::strlen(kCapturePrefix);
   while (const dirent* entry = readdir(d)) {
-    if (std::strncmp(entry->d_name, kCapturePrefix, prefix) == 0) {
-      unlinkat(dirfd(d), entry->d_name, 0);
+    if (std::strncmp(entry->d_name, kCapturePrefix, prefix) != 0) continue;
+    if (keep_chunks) {
+      const char* chunk = std::strrchr(entry->d_name, '.');
+      if (chunk != nullptr && chunk[1] == 'c' && chunk[2] >= '0' && chunk[2] <= '9') continue;
     }
+    unlinkat(dirfd(d), entry->d_name, 0);
   }
   closedir(d);
 }

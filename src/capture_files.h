@@ -12,6 +12,8 @@
 //   pp_capture.w<W>.t<I>.info      recorder I in window W: its thread id and name
 //   pp_capture.w<W>.t<I>.c<K>      its chunk K: EventBuffer::kChunkBytes of records,
 //                                  mapped shared, zero where nothing was written yet
+//                                  (a reset renames it for the next window, whose
+//                                  recorder zeroes it as it takes it up again)
 // The recording side is here (the recorders map chunks and log names through it); the
 // window control writes the rest.
 #ifndef PADDLE_PROF_SRC_CAPTURE_FILES_H_
@@ -49,8 +51,9 @@ void LogCapturedName(const char* interned);
 void LockCaptureNamesForFork();
 void UnlockCaptureNamesAfterFork();
 
-// Removes every capture file in `dir` (files of other names stay).
-void RemoveCaptureFiles(const std::string& dir);
+// Removes the capture files in `dir` (files of other names stay); with `keep_chunks`,
+// all but the recorders' chunks, which recorders rename for a next window in `dir`.
+void RemoveCaptureFiles(const std::string& dir, bool keep_chunks = false);
 
 }  // namespace paddle_prof::internal
 

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string_view>
 
 #include "capture_files.h"
 #include "flags.h"
@@ -51,13 +54,18 @@ void EventBuffer::ReleaseChunks() {
   }
 }
 
+namespace {
+
+// The directory part of a chunk file prefix.
+std::string_view DirOf(const std::string& prefix) {
+  const size_t slash = prefix.rfind('/');
+  return std::string_view(prefix).substr(0, slash == std::string::npos ? 0 : slash);
+}
+
+}  // namespace
+
 void EventBuffer::Clear(const std::string& capture_prefix) {
-  // A capture's chunks are new files; chunks mapped from an older capture's files go.
-  if (!capture_prefix.empty() || file_backed_) {
-    ReleaseChunks();
-    file_backed_ = !capture_prefix.empty();
-    capture_prefix_ = capture_prefix;
-  }
+  stale_chunks_ = next_to_zero_ = 0;
   size_.store(0, std::memory_order_relaxed);
   released_below_.store(0, std::memory_order_relaxed);
   oldest_chunk_ = 0;
@@ -73,6 +81,24 @@ void EventBuffer::Clear(const std::string& capture_prefix) {
     }
     ++next;
   }
+  if (capture_prefix.empty() && !file_backed_) return;
+  // A capture in the directory of the last one keeps its chunk files (a capture is never
+  // a flight recorder: chunk k is in slot k), renamed for the new window; any other
+  // change of capture returns the chunks.
+  bool keep = !capture_prefix.empty() && !capture_prefix_.empty() &&
+              DirOf(capture_prefix) == DirOf(capture_prefix_);
+  for (size_t k = 0; keep && k < next; ++k) {
+    keep = capture_prefix == capture_prefix_ ||
+           rename((capture_prefix_ + std::to_string(k)).c_str(),
+                  (capture_prefix + std::to_string(k)).c_str()) == 0;
+  }
+  if (keep) {
+    stale_chunks_ = next;
+  } else {
+    ReleaseChunks();
+  }
+  file_backed_ = !capture_prefix.empty();
+  capture_prefix_ = capture_prefix;
 }
 
 EventRecord* EventBuffer::ChunkFor(size_t n) {
@@ -84,7 +110,16 @@ EventRecord* EventBuffer::ChunkFor(size_t n) {
   const bool ring_full = index - oldest_chunk_ >= kMaxChunks;  // then `slot` is the oldest's
   if (ring_full && !oldest_released) return nullptr;
   EventRecord* chunk = chunks_[slot].load(std::memory_order_relaxed);
-  if (chunk != nullptr && !ring_full) return chunk;
+  if (chunk != nullptr && !ring_full) {
+    // A capture's chunks taken up again are zeroed, this one and the next: while this
+    // one fills, what follows it reads as not written. (Captures keep no flight
+    // recorder, so their chunk k is in slot k.)
+    for (; next_to_zero_ < stale_chunks_ && next_to_zero_ <= index + 1; ++next_to_zero_) {
+      std::memset(static_cast<void*>(chunks_[next_to_zero_].load(std::memory_order_relaxed)), 0,
+                  kChunkBytes);
+    }
+    return chunk;
+  }
   // The oldest chunk, if all its records were released, takes the new ones.
   if (oldest_released) {
     std::atomic<EventRecord*>& oldest = chunks_[oldest_chunk_ % kMaxChunks];

@@ -48,8 +48,10 @@ class EventBuffer {
   }
   // Owner thread only: forget the records, keep the memory (gathered in the first slots).
   // With a `capture_prefix` (capture_files.h), the window's chunks are instead mapped
-  // from new files named by it and the chunk number, so that what is written survives
-  // the process; the buffer's chunks from before are returned.
+  // from files named by it and the chunk number, so that what is written survives the
+  // process. Chunk files of the previous window in the same directory are renamed and
+  // kept (each zeroed as it comes back into use: zero marks "not written"); other chunks
+  // are returned.
   void Clear(const std::string& capture_prefix = std::string());
   // Owner thread only, off the hot path: make sure the first chunk exists.
   void Reserve() { ChunkFor(0); }
@@ -96,6 +98,10 @@ class EventBuffer {
   // whether any chunk in place is mapped from a file.
   std::string capture_prefix_;
   bool file_backed_ = false;
+  // Owner only: chunks [next_to_zero_, stale_chunks_) still hold an older window's
+  // records (chunk k is in slot k in a capture).
+  size_t stale_chunks_ = 0;
+  size_t next_to_zero_ = 0;
 };
 
 }  // namespace paddle_prof::internal

@@ -157,20 +157,25 @@ void AppendCaptureStep(const Control& control, const internal::StepMark& step) {
   close(fd);
 }
 
+enum class CaptureFiles { kKeep, kKeepChunks, kRemove };
+
 // Ends the open window's capture: recorders still writing its chunks write into files
-// that are gone. `remove`: a window that stops normally leaves no capture behind.
-void EndCapture(Control& control, bool remove) {
+// that are gone, unless a reset keeps them for the next window in the same directory. A
+// window that stops normally leaves no capture behind.
+void EndCapture(Control& control, CaptureFiles files) {
   if (control.capture == nullptr) return;
   internal::g_capture.store(nullptr, std::memory_order_release);
   internal::CloseCaptureNames();
-  if (remove) internal::RemoveCaptureFiles(control.capture->dir);
+  if (files != CaptureFiles::kKeep) {
+    internal::RemoveCaptureFiles(control.capture->dir, files == CaptureFiles::kKeepChunks);
+  }
   control.capture = nullptr;  // leaked: a recorder may still read it
 }
 
 // Starts the capture of window `window` (about to open) in control.capture_dir; on
 // failure, says why in control.capture_warning (and on stderr) and the window is
 // recorded in memory only.
-void StartCapture(Control& control, uint64_t window) {
+void StartCapture(Control& control, uint64_t window, bool fresh) {
   control.capture_warning.clear();
   if (control.capture_dir.empty()) return;
   const std::string& dir = control.capture_dir;
@@ -180,10 +185,11 @@ void StartCapture(Control& control, uint64_t window) {
   } else if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
     error = std::strerror(errno);
   } else {
-    internal::RemoveCaptureFiles(dir);  // a capture left there by a process that died
+    if (fresh) internal::RemoveCaptureFiles(dir);  // a capture left by a process that died
     control.capture = new internal::CaptureTarget{window, dir};
-    if (!internal::OpenCaptureNames(dir, &error) || !WriteCaptureMeta(control, &error)) {
-      EndCapture(control, /*remove=*/true);
+    if (!internal::OpenCaptureNames(dir, &error) || !WriteCaptureFile(dir, "steps", "", &error) ||
+        !WriteCaptureMeta(control, &error)) {
+      EndCapture(control, CaptureFiles::kRemove);
     }
   }
   if (control.capture == nullptr) {
@@ -209,8 +215,10 @@ void OpenWindow(Control& control) {
   internal::OpenPlaceWindow();
   control.start_ns = internal::MonotonicNs();
   control.start_tick = Clock::Now();
-  EndCapture(control, /*remove=*/true);  // a reset's records go, the capture's with them
-  StartCapture(control, control.last_window + 1);
+  // A reset's records go; its recorders' chunk files stay for the next window's.
+  const bool same_dir = control.capture != nullptr && control.capture->dir == control.capture_dir;
+  EndCapture(control, same_dir ? CaptureFiles::kKeepChunks : CaptureFiles::kRemove);
+  StartCapture(control, control.last_window + 1, /*fresh=*/!same_dir);
   g_window.store(++control.last_window, std::memory_order_release);
 }
 
@@ -413,7 +421,7 @@ Report StopLocked(Control& control, const internal::ReportOptions& options) {
   const uint64_t end_ns = internal::MonotonicNs();
   g_window.store(0, std::memory_order_release);
   control.implicit = false;
-  EndCapture(control, /*remove=*/true);  // the mapped records stay readable
+  EndCapture(control, CaptureFiles::kRemove);  // the mapped records stay readable
   if (internal::GpuTracer* gpu = TakeGpuTracer(control)) {
     c.gpu_traced = true;
     c.gpu = gpu->Stop();
@@ -639,7 +647,7 @@ void SetKeepLastSteps(int steps) {
   }
   control.keep_last_steps = steps;
   if (steps > 0 && control.capture != nullptr) {
-    EndCapture(control, /*remove=*/true);
+    EndCapture(control, CaptureFiles::kRemove);
     control.capture_warning = "capture_dir '" + control.capture_dir +
                               "': a flight recorder (keep_last_steps) reuses its memory and "
                               "cannot be captured; the window was recorded in memory only.";

@@ -141,6 +141,36 @@ TEST(Capture, NormalStopLeavesNoCapture) {
   EXPECT_EQ(CaptureFiles(dir), 0);
 }
 
+// A reset keeps the recorder's chunk files for the next window: an older window's
+// records in them never read as the new one's, even where the new one has filled a
+// whole chunk.
+TEST(Capture, ResetReusesChunkFilesWithoutTheirOldRecords) {
+  const std::string dir = NewDir("capture_reset");
+  FLAGS_paddle_prof_capture_dir = dir;
+  constexpr int64_t kPerChunk = internal::EventBuffer::kRecordsPerChunk;
+  EnableProfiler(ProfilerState::kCPU);
+  for (int64_t i = 0; i < 3 * kPerChunk; ++i) RecordEvent a("old");
+  ResetProfiler();
+  for (int64_t i = 0; i < kPerChunk; ++i) RecordEvent b("new");
+  {
+    const auto recovered = internal::ReadCapture(dir);
+    const Report live = internal::BuildReport(recovered->collection, {});
+    EXPECT_EQ(Row(live, "new").calls, kPerChunk);
+    EXPECT_EQ(live.events.size(), 1u);
+  }
+  for (int i = 0; i < 5; ++i) RecordEvent b("new");
+  {
+    const auto recovered = internal::ReadCapture(dir);
+    const Report live = internal::BuildReport(recovered->collection, {});
+    EXPECT_EQ(Row(live, "new").calls, kPerChunk + 5);
+    EXPECT_EQ(live.events.size(), 1u);
+  }
+  const Report report = StopProfiler();
+  FLAGS_paddle_prof_capture_dir = "";
+  EXPECT_EQ(Row(report, "new").calls, kPerChunk + 5);
+  EXPECT_EQ(CaptureFiles(dir), 0);
+}
+
 TEST(Capture, UnwritableDirectoryRecordsInMemory) {
   FLAGS_paddle_prof_capture_dir = "/proc/self/no/such/dir";
   EnableProfiler(ProfilerState::kCPU);
