@@ -54,6 +54,26 @@ void EventBuffer::ReleaseChunks() {
   }
 }
 
+void EventBuffer::DetachCaptureInChild() {
+  if (!file_backed_) return;
+  for (std::atomic<EventRecord*>& slot : chunks_) {
+    EventRecord* chunk = slot.load(std::memory_order_relaxed);
+    if (chunk == nullptr) continue;
+    void* copy =
+        mmap(nullptr, kChunkBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (copy == MAP_FAILED) continue;
+    std::memcpy(copy, chunk, kChunkBytes);
+    // Replaces the shared mapping in place: the chunk keeps its address and its records.
+    if (mremap(copy, kChunkBytes, kChunkBytes, MREMAP_MAYMOVE | MREMAP_FIXED, chunk) ==
+        MAP_FAILED) {
+      munmap(copy, kChunkBytes);
+    }
+  }
+  file_backed_ = false;
+  capture_prefix_.clear();
+  stale_chunks_ = next_to_zero_ = 0;
+}
+
 namespace {
 
 // The directory part of a chunk file prefix.

@@ -53,6 +53,9 @@ class EventBuffer {
   // kept (each zeroed as it comes back into use: zero marks "not written"); other chunks
   // are returned.
   void Clear(const std::string& capture_prefix = std::string());
+  // In a forked child (its only thread): chunks mapped from the parent's capture files
+  // become private copies, so that the child's records never reach the parent's capture.
+  void DetachCaptureInChild();
   // Owner thread only, off the hot path: make sure the first chunk exists.
   void Reserve() { ChunkFor(0); }
 

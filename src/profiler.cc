@@ -513,6 +513,7 @@ void AfterForkInChild() {
     internal::LockCaptureNamesForFork();
     control.capture = nullptr;
     control.capture_dir.clear();
+    internal::RecorderRegistry::Get().DetachCapturesInChild();
   }
   DropImplicitProfileInChild();
   UnlockAllAfterFork();

@@ -33,6 +33,10 @@ std::vector<const ThreadRecorder*> RecorderRegistry::LockAll(std::unique_lock<st
   return all;
 }
 
+void RecorderRegistry::DetachCapturesInChild() {
+  for (const std::unique_ptr<ThreadRecorder>& r : recorders_) r->DetachCaptureInChild();
+}
+
 void RecorderRegistry::ReleaseRetiredNames() {
   std::lock_guard<std::mutex> lock(mu_);  // none is adopted meanwhile
   for (const auto& r : recorders_) {

@@ -27,6 +27,9 @@ class RecorderRegistry {
   // Frees the interned names of recorders whose thread exited. Only as a window opens:
   // the collector of the last one is done, and no later window reads their records.
   void ReleaseRetiredNames();
+  // In a forked child, with the registry held by the fork hook: no recorder writes into
+  // the parent's capture files (ThreadRecorder::DetachCaptureInChild).
+  void DetachCapturesInChild();
   // Held across fork(), so that the child finds it free (see the fork hook).
   void LockForFork() { mu_.lock(); }
   void UnlockAfterFork() { mu_.unlock(); }

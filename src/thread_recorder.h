@@ -172,6 +172,8 @@ class ThreadRecorder {
   bool retired() const { return retired_.load(std::memory_order_acquire); }
   void Retire() { retired_.store(true, std::memory_order_release); }
   void Adopt(int os_tid, std::string thread_name);
+  // In a forked child: the buffer's capture chunks become the child's own.
+  void DetachCaptureInChild() { buffer_.DetachCaptureInChild(); }
   // Frees the names of a retired recorder, once no window can read its records.
   void ReleaseNames() { names_.ReleaseAllBut(nullptr, 0); }
 

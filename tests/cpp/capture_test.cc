@@ -171,6 +171,37 @@ TEST(Capture, ResetReusesChunkFilesWithoutTheirOldRecords) {
   EXPECT_EQ(CaptureFiles(dir), 0);
 }
 
+// A forked child's records stay its own: the parent's capture holds only the parent's.
+TEST(Capture, ForkedChildWritesNothingIntoTheParentsCapture) {
+  const std::string dir = NewDir("capture_fork");
+  FLAGS_paddle_prof_capture_dir = dir;
+  EnableProfiler(ProfilerState::kCPU);
+  for (int i = 0; i < 3; ++i) RecordEvent a("parent");
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    for (int i = 0; i < 10; ++i) RecordEvent b("child");
+    MarkStep();
+    const Report report = StopProfiler();
+    _exit(report.events.size() == 2 ? 0 : 1);  // its own records: parent's and child's
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_GT(CaptureFiles(dir), 0);  // the child removed none of them
+  {
+    const auto recovered = internal::ReadCapture(dir);
+    const Report live = internal::BuildReport(recovered->collection, {});
+    EXPECT_EQ(Row(live, "parent").calls, 3);
+    EXPECT_EQ(live.events.size(), 1u);
+    EXPECT_EQ(live.steps.size(), 0u);
+  }
+  const Report report = StopProfiler();
+  FLAGS_paddle_prof_capture_dir = "";
+  EXPECT_EQ(Row(report, "parent").calls, 3);
+  EXPECT_EQ(CaptureFiles(dir), 0);
+}
+
 TEST(Capture, UnwritableDirectoryRecordsInMemory) {
   FLAGS_paddle_prof_capture_dir = "/proc/self/no/such/dir";
   EnableProfiler(ProfilerState::kCPU);
