@@ -35,9 +35,10 @@ def _parser() -> argparse.ArgumentParser:
                      help="also track every malloc of the program (place 'native') through "
                           "libpaddle_prof_preload.so; programs it starts are not tracked")
     run.add_argument("--capture", default=None, metavar="DIR",
-                     help="send the records to memory-mapped files in DIR as they are made, "
-                          "so that a run killed by SIGKILL or the OOM killer can be reported "
-                          "by 'recover DIR'; a run that ends normally leaves none behind")
+                     help="send the records to memory-mapped files in DIR as they are made "
+                          "(the script's own profiler's too), so that a run killed by SIGKILL "
+                          "or the OOM killer can be reported by 'recover DIR'; a run that "
+                          "ends normally leaves none behind")
     run.add_argument("script", help="the Python script to run")
     run.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
     recovering = commands.add_parser(
@@ -100,7 +101,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     _core.enable_implicit_profiler(options.state, options.sorted_key, options.profile_path or "",
                                    options.per_thread)
     if options.capture is not None:
-        _set_capture_dir(options.capture)
+        _set_capture_dir(options.capture, every_window=True)  # the script's own profiler too
     sys.argv = [options.script] + options.args
     exit_code = 0
     try:

@@ -150,10 +150,11 @@ def stop_profiler(sorted_key: Optional[str] = None, profile_path: PathArg = None
     return report
 
 
-def _set_capture_dir(directory: PathArg) -> None:
-    """Gives the open window a capture in ``directory``; a RuntimeWarning when it
-    cannot have one there (it is then profiled in memory only)."""
-    problem = _core.set_capture_dir(_check_path(directory, "capture_dir"))
+def _set_capture_dir(directory: PathArg, every_window: bool = False) -> None:
+    """Gives the open window a capture in ``directory`` (with ``every_window``, later
+    windows too: FLAGS_paddle_prof_capture_dir); a RuntimeWarning when it cannot have
+    one there (it is then profiled in memory only)."""
+    problem = _core.set_capture_dir(_check_path(directory, "capture_dir"), every_window)
     if problem:
         warnings.warn(f"paddle_prof: {problem}", RuntimeWarning, stacklevel=3)
 

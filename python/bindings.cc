@@ -132,7 +132,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("set_snapshot_path", &internal::SetSnapshotPath, py::arg("profile_path"));
   m.def("set_keep_last_steps", &internal::SetKeepLastSteps, py::arg("steps"));
   m.def("set_oom_path", &internal::SetOutOfMemoryPath, py::arg("path"));
-  m.def("set_capture_dir", &internal::SetCaptureDir, py::arg("directory"));
+  m.def("set_capture_dir", &internal::SetCaptureDir, py::arg("directory"),
+        py::arg("every_window") = false);
   m.def("recover", &Recover, py::arg("directory"), py::arg("sorted_key"), py::arg("profile_path"),
         py::arg("per_thread"));
   m.def("catch_snapshot_signal", &internal::CatchSnapshotSignalNamed, py::arg("name"));

@@ -662,10 +662,11 @@ void SetOutOfMemoryPath(const std::string& path) {
   if (g_window.load(std::memory_order_relaxed) != 0) control.oom_path = path;
 }
 
-std::string SetCaptureDir(const std::string& dir) {
+std::string SetCaptureDir(const std::string& dir, bool every_window) {
   Control& control = GetControl();
   internal::NativeGuard profiler_memory;
   std::lock_guard<std::mutex> lock(control.mu);
+  if (every_window) FLAGS_paddle_prof_capture_dir = dir;
   if (g_window.load(std::memory_order_relaxed) == 0) return "";
   control.capture_dir = dir;
   if (control.gpu != nullptr) control.gpu->Discard();

@@ -32,8 +32,10 @@ void SetKeepLastSteps(int steps);
 // Gives the open window a capture in `dir` (capture_dir; "" for none), restarting its
 // records as a reset does: the Python profiler's capture_dir, set right after it enables.
 // Returns why the window cannot capture there ("" when it does); it then records in
-// memory only. FLAGS_paddle_prof_capture_dir is the default of each window.
-std::string SetCaptureDir(const std::string& dir);
+// memory only. FLAGS_paddle_prof_capture_dir is the default of each window; with
+// `every_window` (python3 -m paddle_prof run --capture), it is set to `dir` too, so
+// that a profiler the program opens later captures there as well.
+std::string SetCaptureDir(const std::string& dir, bool every_window = false);
 
 // Where the snapshot signal writes during the open window (the Python profiler's
 // profile_path); ignored while no window is open.

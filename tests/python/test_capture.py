@@ -37,6 +37,9 @@ SCRIPT = textwrap.dedent("""
     if sys.argv[1] == 'profiler':
         with paddle_prof.profiler('CPU', capture_dir=sys.argv[2]):
             work()
+    elif sys.argv[1] == 'own_profiler':
+        with paddle_prof.profiler('CPU'):
+            work()
     else:
         work()
 """)
@@ -110,6 +113,15 @@ def test_killed_profiler_with_capture_dir_is_recovered(tmp_path):
     directory = tmp_path / "capture"
     directory.mkdir()
     _run_until_marker_and_kill([sys.executable, str(script), "profiler", str(directory)])
+    _check_recovered(directory, tmp_path)
+
+
+def test_run_capture_also_captures_the_scripts_own_profiler(tmp_path):
+    script = tmp_path / "script.py"
+    script.write_text(SCRIPT)
+    directory = tmp_path / "capture"
+    _run_until_marker_and_kill([sys.executable, "-m", "paddle_prof", "run", "--capture",
+                                str(directory), "--", str(script), "own_profiler"])
     _check_recovered(directory, tmp_path)
 
 
