@@ -49,6 +49,26 @@ bool HasWarning(const Report& report, const std::string& part) {
   return false;
 }
 
+// The running window's capture in `dir`, read as recovery would.
+Report LiveCapture(const std::string& dir) {
+  const auto recovered = internal::ReadCapture(dir);
+  return internal::BuildReport(recovered->collection, {});
+}
+
+// `report` holds `calls` calls of `name`, and no other row.
+void ExpectOnly(const Report& report, const std::string& name, int64_t calls) {
+  EXPECT_EQ(Row(report, name).calls, calls);
+  EXPECT_EQ(report.events.size(), 1u);
+}
+
+// Stops the window, which reports `calls` calls of `name` and leaves no capture in `dir`.
+void StopLeavingNoCapture(const std::string& dir, const std::string& name, int64_t calls) {
+  const Report report = StopProfiler();
+  FLAGS_paddle_prof_capture_dir = "";
+  EXPECT_EQ(Row(report, name).calls, calls);
+  EXPECT_EQ(CaptureFiles(dir), 0);
+}
+
 // Runs capture_main with its capture in `dir`, reads its stdout until MARKER (at most
 // 60 s), kills it with SIGKILL and waits for it.
 void RunAndKill(const std::string& dir) {
@@ -128,17 +148,8 @@ TEST(Capture, NormalStopLeavesNoCapture) {
   for (int i = 0; i < 4; ++i) RecordEvent b("after_reset");
   MarkStep();
   EXPECT_GT(CaptureFiles(dir), 0);
-  {
-    // The running window's capture, read as recovery would.
-    const auto recovered = internal::ReadCapture(dir);
-    const Report live = internal::BuildReport(recovered->collection, {});
-    EXPECT_EQ(Row(live, "after_reset").calls, 4);
-    EXPECT_EQ(live.events.size(), 1u);
-  }
-  const Report report = StopProfiler();
-  FLAGS_paddle_prof_capture_dir = "";
-  EXPECT_EQ(Row(report, "after_reset").calls, 4);
-  EXPECT_EQ(CaptureFiles(dir), 0);
+  ExpectOnly(LiveCapture(dir), "after_reset", 4);
+  StopLeavingNoCapture(dir, "after_reset", 4);
 }
 
 // A reset keeps the recorder's chunk files for the next window: an older window's
@@ -152,23 +163,10 @@ TEST(Capture, ResetReusesChunkFilesWithoutTheirOldRecords) {
   for (int64_t i = 0; i < 3 * kPerChunk; ++i) RecordEvent a("old");
   ResetProfiler();
   for (int64_t i = 0; i < kPerChunk; ++i) RecordEvent b("new");
-  {
-    const auto recovered = internal::ReadCapture(dir);
-    const Report live = internal::BuildReport(recovered->collection, {});
-    EXPECT_EQ(Row(live, "new").calls, kPerChunk);
-    EXPECT_EQ(live.events.size(), 1u);
-  }
+  ExpectOnly(LiveCapture(dir), "new", kPerChunk);
   for (int i = 0; i < 5; ++i) RecordEvent b("new");
-  {
-    const auto recovered = internal::ReadCapture(dir);
-    const Report live = internal::BuildReport(recovered->collection, {});
-    EXPECT_EQ(Row(live, "new").calls, kPerChunk + 5);
-    EXPECT_EQ(live.events.size(), 1u);
-  }
-  const Report report = StopProfiler();
-  FLAGS_paddle_prof_capture_dir = "";
-  EXPECT_EQ(Row(report, "new").calls, kPerChunk + 5);
-  EXPECT_EQ(CaptureFiles(dir), 0);
+  ExpectOnly(LiveCapture(dir), "new", kPerChunk + 5);
+  StopLeavingNoCapture(dir, "new", kPerChunk + 5);
 }
 
 // A forked child's records stay its own: the parent's capture holds only the parent's.
@@ -189,17 +187,10 @@ TEST(Capture, ForkedChildWritesNothingIntoTheParentsCapture) {
   ASSERT_EQ(waitpid(child, &status, 0), child);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   EXPECT_GT(CaptureFiles(dir), 0);  // the child removed none of them
-  {
-    const auto recovered = internal::ReadCapture(dir);
-    const Report live = internal::BuildReport(recovered->collection, {});
-    EXPECT_EQ(Row(live, "parent").calls, 3);
-    EXPECT_EQ(live.events.size(), 1u);
-    EXPECT_EQ(live.steps.size(), 0u);
-  }
-  const Report report = StopProfiler();
-  FLAGS_paddle_prof_capture_dir = "";
-  EXPECT_EQ(Row(report, "parent").calls, 3);
-  EXPECT_EQ(CaptureFiles(dir), 0);
+  const Report live = LiveCapture(dir);
+  ExpectOnly(live, "parent", 3);
+  EXPECT_EQ(live.steps.size(), 0u);  // the child's step mark is its own
+  StopLeavingNoCapture(dir, "parent", 3);
 }
 
 TEST(Capture, UnwritableDirectoryRecordsInMemory) {

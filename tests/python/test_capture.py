@@ -97,31 +97,20 @@ def _check_recovered(directory, tmp_path):
     assert os.path.exists(profile) and os.path.exists(profile + ".summary.json")
 
 
-def test_killed_run_with_capture_is_recovered(tmp_path):
+@pytest.mark.parametrize("how", ["run --capture", "profiler(capture_dir=)",
+                                 "run --capture, the script's own profiler"])
+def test_killed_program_is_recovered(tmp_path, how):
     script = tmp_path / "script.py"
     script.write_text(SCRIPT)
     directory = tmp_path / "capture"
-    _run_until_marker_and_kill([sys.executable, "-m", "paddle_prof", "run", "--capture",
-                                str(directory), "--", str(script), "run"])
+    run = [sys.executable, "-m", "paddle_prof", "run", "--capture", str(directory), "--"]
+    command = {
+        "run --capture": run + [str(script), "run"],
+        "profiler(capture_dir=)": [sys.executable, str(script), "profiler", str(directory)],
+        "run --capture, the script's own profiler": run + [str(script), "own_profiler"],
+    }[how]
+    _run_until_marker_and_kill(command)
     assert _capture_files(directory)
-    _check_recovered(directory, tmp_path)
-
-
-def test_killed_profiler_with_capture_dir_is_recovered(tmp_path):
-    script = tmp_path / "script.py"
-    script.write_text(SCRIPT)
-    directory = tmp_path / "capture"
-    directory.mkdir()
-    _run_until_marker_and_kill([sys.executable, str(script), "profiler", str(directory)])
-    _check_recovered(directory, tmp_path)
-
-
-def test_run_capture_also_captures_the_scripts_own_profiler(tmp_path):
-    script = tmp_path / "script.py"
-    script.write_text(SCRIPT)
-    directory = tmp_path / "capture"
-    _run_until_marker_and_kill([sys.executable, "-m", "paddle_prof", "run", "--capture",
-                                str(directory), "--", str(script), "own_profiler"])
     _check_recovered(directory, tmp_path)
 
 
