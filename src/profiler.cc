@@ -87,6 +87,8 @@ struct Control {
   std::string capture_dir;
   const internal::CaptureTarget* capture = nullptr;
   std::string capture_warning;
+  // Every capture so far, kept: a recorder may still read one that ended (40 bytes each).
+  std::deque<internal::CaptureTarget> captures;
 };
 
 Control& GetControl() {
@@ -159,6 +161,16 @@ void AppendCaptureStep(const Control& control, const internal::StepMark& step) {
 
 enum class CaptureFiles { kKeep, kKeepChunks, kRemove };
 
+// `dir` made absolute (the program may change its working directory mid-window); as
+// given when it does not exist.
+std::string AbsoluteDir(const std::string& dir) {
+  char* real = realpath(dir.c_str(), nullptr);
+  if (real == nullptr) return dir;
+  std::string absolute = real;
+  std::free(real);
+  return absolute;
+}
+
 // Ends the open window's capture: recorders still writing its chunks write into files
 // that are gone, unless a reset keeps them for the next window in the same directory. A
 // window that stops normally leaves no capture behind.
@@ -169,7 +181,7 @@ void EndCapture(Control& control, CaptureFiles files) {
   if (files != CaptureFiles::kKeep) {
     internal::RemoveCaptureFiles(control.capture->dir, files == CaptureFiles::kKeepChunks);
   }
-  control.capture = nullptr;  // leaked: a recorder may still read it
+  control.capture = nullptr;  // kept in control.captures: a recorder may still read it
 }
 
 // Starts the capture of window `window` (about to open) in control.capture_dir; on
@@ -186,9 +198,11 @@ void StartCapture(Control& control, uint64_t window, bool fresh) {
     error = std::strerror(errno);
   } else {
     if (fresh) internal::RemoveCaptureFiles(dir);  // a capture left by a process that died
-    control.capture = new internal::CaptureTarget{window, dir};
-    if (!internal::OpenCaptureNames(dir, &error) || !WriteCaptureFile(dir, "steps", "", &error) ||
-        !WriteCaptureMeta(control, &error)) {
+    control.capture =
+        &control.captures.emplace_back(internal::CaptureTarget{window, AbsoluteDir(dir)});
+    const std::string& absolute = control.capture->dir;
+    if (!internal::OpenCaptureNames(absolute, &error) ||
+        !WriteCaptureFile(absolute, "steps", "", &error) || !WriteCaptureMeta(control, &error)) {
       EndCapture(control, CaptureFiles::kRemove);
     }
   }
@@ -216,7 +230,8 @@ void OpenWindow(Control& control) {
   control.start_ns = internal::MonotonicNs();
   control.start_tick = Clock::Now();
   // A reset's records go; its recorders' chunk files stay for the next window's.
-  const bool same_dir = control.capture != nullptr && control.capture->dir == control.capture_dir;
+  const bool same_dir = control.capture != nullptr && !control.capture_dir.empty() &&
+                        control.capture->dir == AbsoluteDir(control.capture_dir);
   EndCapture(control, same_dir ? CaptureFiles::kKeepChunks : CaptureFiles::kRemove);
   StartCapture(control, control.last_window + 1, /*fresh=*/!same_dir);
   g_window.store(++control.last_window, std::memory_order_release);

@@ -21,7 +21,8 @@ inline std::atomic<bool> g_memory_timeline{true};
 
 // A window whose records go to memory-mapped files (capture_dir): the window and the
 // directory. Published before the window's id; a recorder that starts `window` maps its
-// chunks from files in `dir` when this names it. Never freed (a few per process).
+// chunks from files in `dir` when this names it. Never freed (the window control keeps
+// every one).
 struct CaptureTarget {
   uint64_t window = 0;
   std::string dir;
