@@ -277,7 +277,10 @@ std::unique_ptr<RecoveredCapture> ReadCapture(const std::string& dir) {
   c.warnings.push_back("the process (pid " + std::to_string(meta.pid) +
                        ") ended without stopping its profiler: this report was recovered "
                        "from its capture in '" +
-                       dir + "'; calls still open then are left out.");
+                       dir +
+                       "'; calls still open then are left out, live bytes per event are not "
+                       "known (Live Mem. reads 0) and each place's end bytes are those of "
+                       "the last step mark (or of the window's open).");
   if (c.gpu_traced)
     c.warnings.push_back("GPU work is not captured: the recovered report has none.");
   c.memory_events = GatherMemoryEvents(c);

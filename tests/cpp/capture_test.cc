@@ -120,12 +120,18 @@ TEST(Capture, KilledProgramIsRecoveredWithEveryCallItEnded) {
   EXPECT_EQ(Row(report, "op").calls, 1000);
   EXPECT_EQ(Row(report, "dynamic_7", std::string("tag_x")).calls, 10);
   EXPECT_EQ(Row(report, "worker_op").calls, 50);
-  EXPECT_EQ(report.events.size(), 3u);  // the call open at the kill is left out
+  const EventRow& alloc = Row(report, "alloc");
+  EXPECT_EQ(alloc.calls, 1);
+  EXPECT_EQ(testing::Cpu(alloc).peak_bytes, 1500);
+  EXPECT_EQ(testing::Cpu(alloc).alloc_bytes, 1500);
+  EXPECT_EQ(testing::Cpu(alloc).free_bytes, 1000);
+  testing::PlaceOf(report, "CPU");
+  EXPECT_EQ(report.events.size(), 4u);  // the call open at the kill is left out
   EXPECT_EQ(report.steps.size(), 2u);
   EXPECT_TRUE(HasWarning(report, "ended without stopping its profiler")) << report.Table();
   EXPECT_NE(report.Table().find("op"), std::string::npos);
   const nlohmann::json summary = testing::ReadJson(profile + ".summary.json");
-  EXPECT_EQ(summary["events"].size(), 3u);
+  EXPECT_EQ(summary["events"].size(), 4u);
   testing::ReadJson(profile);  // the trace is valid JSON
 }
 
