@@ -32,8 +32,9 @@ class EventBuffer {
   EventBuffer& operator=(const EventBuffer&) = delete;
   // Chunks are never returned: recorders live for the whole process.
 
-  // Owner thread only. False when the budget is spent (the record is dropped).
-  bool Append(const EventRecord& record) {
+  // Owner thread only. False when the budget is spent (the record is dropped). Always
+  // inlined: as a call it cost a tracked alloc/free pair 7 ns (BM_TrackedAllocFree).
+  __attribute__((always_inline)) bool Append(const EventRecord& record) {
     const size_t n = size_.load(std::memory_order_relaxed);
     EventRecord* chunk;
     if (n % kRecordsPerChunk == 0) {  // first record of a chunk: it may need allocating

@@ -206,7 +206,12 @@ void ThreadRecorder::ChargeAlloc(const LiveBlock& block) {
   } else {
     Bump(counters_.lost_places);
   }
-  AppendMemoryEvent(RecordKind::kAlloc, block.place, block.name, block.tag, block.size);
+  // Native blocks are folded by interval; the others get a record each.
+  if (PlaceCountedPerThread(block.place)) {
+    if (MemoryTimelineOn()) AddNative(block.place, block.name, block.tag, block.size);
+  } else {
+    AppendMemoryEvent(RecordKind::kAlloc, block.place, block.name, block.tag, block.size);
+  }
 }
 
 int ThreadRecorder::LevelOf(const LiveBlock& block) const {
@@ -248,17 +253,18 @@ void ThreadRecorder::ChargeFree(uint64_t window, const LiveBlock& block) {
     Bump(counters_.lost_places);
   }
   const bool this_window = block.window == window;
-  AppendMemoryEvent(RecordKind::kFree, block.place, this_window ? block.name : kBeforeWindowName,
-                    this_window ? block.tag : nullptr, block.size);
+  const char* name = this_window ? block.name : kBeforeWindowName;
+  const char* tag = this_window ? block.tag : nullptr;
+  if (PlaceCountedPerThread(block.place)) {
+    if (MemoryTimelineOn()) AddNative(block.place, name, tag, -block.size);
+  } else {
+    AppendMemoryEvent(RecordKind::kFree, block.place, name, tag, block.size);
+  }
 }
 
 void ThreadRecorder::AppendMemoryEvent(RecordKind kind, int place, const char* name,
                                        const char* tag, int64_t bytes) {
   if (!MemoryTimelineOn()) return;
-  if (PlaceCountedPerThread(place)) {
-    AddNative(place, name, tag, kind == RecordKind::kAlloc ? bytes : -bytes);
-    return;
-  }
   if (!buffer_.Append(EventRecord::Memory(kind, place, name, tag, Clock::Now(), bytes))) {
     Bump(counters_.dropped_memory);
   }
