@@ -15,7 +15,9 @@ ThreadRecorder* RecorderRegistry::Register(int os_tid, std::string thread_name) 
   // (or any window, while profiling is off and the collector is done) is never read again.
   const uint64_t open_window = g_window.load(std::memory_order_acquire);
   for (const auto& r : recorders_) {
-    if (r->retired() && r->window() != open_window) {
+    // In the open window, one whose records a flight recorder released is free too: a
+    // window that lasts for days may see threads come and go by the thousand.
+    if (r->retired() && (r->window() != open_window || r->AllRecordsReleased())) {
       r->Adopt(os_tid, std::move(thread_name));
       return r.get();
     }

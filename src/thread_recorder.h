@@ -170,6 +170,8 @@ class ThreadRecorder {
   // ---- Registry-side: a recorder whose thread exited can be handed to a new thread
   // once nobody needs its records. ----
   bool retired() const { return retired_.load(std::memory_order_acquire); }
+  // No record is read again (EventBuffer::ReleaseBelow), or none was made.
+  bool AllRecordsReleased() const { return buffer_.ReleasedBelow() >= buffer_.Size(); }
   void Retire() { retired_.store(true, std::memory_order_release); }
   void Adopt(int os_tid, std::string thread_name);
   // In a forked child: the buffer's capture chunks become the child's own.

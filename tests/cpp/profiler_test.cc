@@ -850,3 +850,26 @@ TEST_F(FlightRecorderTest, TheBoundIsSetBeforeTheFirstStepAndTheTraceNamesTheKep
 
 }  // namespace
 }  // namespace paddle_prof
+
+namespace paddle_prof {
+namespace {
+
+// Threads that come and go in a flight-recorder window hand their recorders on once
+// their records were released: memory stays flat.
+TEST_F(FlightRecorderTest, ThreadsThatComeAndGoReuseTheRecordersOfThoseGone) {
+  FLAGS_paddle_prof_keep_last_steps = 3;
+  const size_t before = internal::EventBuffer::ChunksInUse();
+  EnableProfiler(ProfilerState::kCPU);
+  for (int step = 0; step < 40; ++step) {
+    std::thread([] {
+      for (int i = 0; i < 1000; ++i) RecordEvent op("worker_op");
+    }).join();
+    MarkStep();
+  }
+  const Report report = StopProfiler();
+  EXPECT_EQ(Row(report, "worker_op").calls, 3 * 1000);
+  EXPECT_LE(internal::EventBuffer::ChunksInUse() - before, 6u);  // not one per thread: 40
+}
+
+}  // namespace
+}  // namespace paddle_prof
