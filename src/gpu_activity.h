@@ -5,6 +5,7 @@
 #ifndef PADDLE_PROF_SRC_GPU_ACTIVITY_H_
 #define PADDLE_PROF_SRC_GPU_ACTIVITY_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -29,6 +30,21 @@ struct GpuCapture {
   std::unordered_map<uint32_t, uint64_t> scope_of_call;
   int64_t dropped = 0;  // records the tracer lost (its buffers were full)
 };
+
+// Drops the activities that ended before `end` (in the capture's own time unit), and
+// the API calls that launched them: what a flight recorder no longer keeps.
+inline void DropEndedBefore(GpuCapture* capture, uint64_t end) {
+  auto& activities = capture->activities;
+  size_t kept = 0;
+  for (GpuActivity& a : activities) {
+    if (a.end < end) {
+      capture->scope_of_call.erase(a.correlation);
+    } else {
+      activities[kept++] = a;
+    }
+  }
+  activities.resize(kept);
+}
 
 // The id a scope pushes as the external correlation id of the GPU work it launches:
 // its thread's recorder and its serial, so the collector finds the call record.

@@ -21,6 +21,8 @@ class GpuTracer {
   virtual void Discard() = 0;
   // Stops collecting and hands over everything since Start() or the last Discard().
   virtual GpuCapture Stop() = 0;
+  // Forgets the work that ended before `tick` (a flight recorder's dropped steps).
+  virtual void DropEndedBefore(uint64_t tick) = 0;
   // Called on the owner thread as a scope opens and as it leaves the thread's stack
   // (LIFO per thread): GPU work launched in between is charged to `scope_id`.
   virtual void PushScope(uint64_t scope_id) = 0;

@@ -594,6 +594,9 @@ void DropStepsPastTheLast(Control& control) {
     control.steps.erase(control.steps.begin());
     ++control.steps_dropped;
   }
+  if (control.gpu != nullptr && control.before_kept) {
+    control.gpu->DropEndedBefore(control.before_kept->tick);
+  }
 }
 
 }  // namespace

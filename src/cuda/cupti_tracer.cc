@@ -153,6 +153,16 @@ GpuCapture CuptiTracer::Stop() {
   return capture;
 }
 
+void CuptiTracer::DropEndedBefore(uint64_t tick) {
+  NativeGuard profiler_memory;
+  std::lock_guard<std::mutex> lock(mu_);
+  // The capture keeps CUPTI's nanoseconds until Stop(): the tick goes through the anchor.
+  const double ns =
+      static_cast<double>(anchor_ns_) +
+      (static_cast<double>(tick) - static_cast<double>(anchor_tick_)) * Clock::NsPerTick();
+  if (ns > 0) internal::DropEndedBefore(&capture_, static_cast<uint64_t>(ns));
+}
+
 GpuTracer* BuildGpuTracer() { return &CuptiTracer::Get(); }
 void LockGpuTracerForFork() { CuptiTracer::Get().LockForFork(); }
 void UnlockGpuTracerAfterFork() { CuptiTracer::Get().UnlockAfterFork(); }

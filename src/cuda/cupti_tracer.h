@@ -29,6 +29,7 @@ class CuptiTracer final : public GpuTracer {
   void Start() override;
   void Discard() override;
   GpuCapture Stop() override;
+  void DropEndedBefore(uint64_t tick) override;
   void PushScope(uint64_t scope_id) override {
     cuptiActivityPushExternalCorrelationId(kScopeCorrelationKind, scope_id);
   }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "clock.h"
+#include "flags.h"
 #include "paddle_prof/paddle_prof.h"
 #include "test_util.h"
 
@@ -38,6 +39,8 @@ class FakeGpuTracer final : public internal::GpuTracer {
     ++starts;
   }
   void Discard() override { capture_ = GpuCapture{}; }
+  void DropEndedBefore(uint64_t tick) override { internal::DropEndedBefore(&capture_, tick); }
+  size_t Held() const { return capture_.activities.size(); }
   GpuCapture Stop() override {
     ++stops;
     GpuCapture out = std::move(capture_);
@@ -270,6 +273,32 @@ TEST_F(GpuTracerTest, TraceHasAStreamTrackAndAnArrowFromTheCall) {
   EXPECT_EQ(flow_ends, 1);
   std::remove(path.c_str());
   std::remove((path + ".summary.json").c_str());
+}
+
+}  // namespace
+}  // namespace paddle_prof
+
+namespace paddle_prof {
+namespace {
+
+// A flight recorder forgets the GPU work of the steps it drops: the tracer holds only the
+// kept steps' kernels, and the report charges them to the kept calls.
+TEST_F(GpuTracerTest, AFlightRecorderKeepsOnlyTheKeptStepsGpuWork) {
+  FLAGS_paddle_prof_keep_last_steps = 2;
+  EnableProfiler(ProfilerState::kCUDA);
+  FLAGS_paddle_prof_keep_last_steps = 0;
+  for (int step = 0; step < 10; ++step) {
+    {
+      RecordEvent op("op");
+      fake_.Launch("kernel", Clock::NowOutOfLine(), 1);
+    }
+    MarkStep();
+    EXPECT_LE(fake_.Held(), 3u);  // two kept steps', and the last step's until its mark
+  }
+  const Report r = StopProfiler();
+  EXPECT_EQ(Row(r, "op").calls, 2);
+  ExpectTicks(Row(r, "op").gpu_total_ms, 2);
+  EXPECT_FALSE(HasWarning(r, "GPU kernel(s), copies or memsets were launched by calls"));
 }
 
 }  // namespace
