@@ -519,19 +519,19 @@ void UnlockAllAfterFork() {
 }
 
 void AfterForkInChild() {
-  // The capture is the parent's: the child neither logs into it nor removes it.
   Control& control = GetControl();
-  if (control.capture != nullptr) {
-    internal::g_capture.store(nullptr, std::memory_order_release);
-    internal::UnlockCaptureNamesAfterFork();
+  const bool captured = control.capture != nullptr;
+  if (captured) internal::g_capture.store(nullptr, std::memory_order_release);
+  DropImplicitProfileInChild();
+  UnlockAllAfterFork();
+  // The capture is the parent's: the child neither logs into it nor removes it. The child
+  // has one thread: this runs with the locks free, taking them in no other order.
+  if (captured) {
     internal::CloseCaptureNames();
-    internal::LockCaptureNamesForFork();
     control.capture = nullptr;
     control.capture_dir.clear();
     internal::RecorderRegistry::Get().DetachCapturesInChild();
   }
-  DropImplicitProfileInChild();
-  UnlockAllAfterFork();
 }
 
 const bool g_fork_hook = [] {
