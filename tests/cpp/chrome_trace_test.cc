@@ -69,8 +69,7 @@ TEST(ChromeTraceTest, OneCompleteEventPerCallOnNamedThreadTracks) {
   EXPECT_EQ(steps, 3);
   EXPECT_EQ(thread_names[0], "steps");
   EXPECT_EQ(thread_names.size(), 3u);  // steps, main thread, loader thread
-  std::remove(path.c_str());
-  std::remove((path + ".summary.json").c_str());
+  testing::RemoveProfileFiles(path);
 }
 
 std::string ReadText(const std::string& path) {
@@ -146,8 +145,7 @@ TEST(ChromeTraceTest, EachCallKeepsItsTagThreadAndTimesInALargeTrace) {
     ++times;
   }
   EXPECT_GE(times, 4u * kCalls * 2);
-  std::remove(path.c_str());
-  std::remove((path + ".summary.json").c_str());
+  testing::RemoveProfileFiles(path);
 }
 
 using Point = std::pair<int64_t, int64_t>;  // of a counter: nanoseconds, bytes
@@ -210,8 +208,7 @@ TEST_F(MemoryTest, ACounterPastItsBoundKeepsItsPeakExactlyInTheBoundsPoints) {
     EXPECT_LT(next++, live.size()) << "point " << i << " is no moment of the replay";
   }
   cpu_.Free(before);
-  std::remove(path.c_str());
-  std::remove((path + ".summary.json").c_str());
+  testing::RemoveProfileFiles(path);
 }
 
 TEST_F(MemoryTest, ACounterWithinItsBoundHasAPointPerAllocationAndFree) {
@@ -226,8 +223,7 @@ TEST_F(MemoryTest, ACounterWithinItsBoundHasAPointPerAllocationAndFree) {
   const auto points = CounterPoints(ReadJson(path), "Memory CPU");
   ASSERT_EQ(points.size(), live.size());
   for (size_t i = 0; i < points.size(); ++i) EXPECT_EQ(points[i].second, start + live[i]) << i;
-  std::remove(path.c_str());
-  std::remove((path + ".summary.json").c_str());
+  testing::RemoveProfileFiles(path);
 }
 
 // A hand-made timeline of 12 events in four buckets of 250 ticks (1 ns each).

@@ -57,12 +57,6 @@ TEST(EventRecordTest, PacksTagDepthAndCutInOneWord) {
   EXPECT_FALSE(plain.cut());
 }
 
-}  // namespace
-}  // namespace paddle_prof::internal
-
-namespace paddle_prof::internal {
-namespace {
-
 EventRecord Numbered(uint64_t n) { return EventRecord::Call("n", nullptr, 0, false, n, n); }
 
 // A flight recorder's buffer: chunks whose records were all released take the newest

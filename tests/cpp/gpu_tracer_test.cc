@@ -271,15 +271,8 @@ TEST_F(GpuTracerTest, TraceHasAStreamTrackAndAnArrowFromTheCall) {
   EXPECT_TRUE(stream_named);
   EXPECT_EQ(flow_starts, 1);
   EXPECT_EQ(flow_ends, 1);
-  std::remove(path.c_str());
-  std::remove((path + ".summary.json").c_str());
+  testing::RemoveProfileFiles(path);
 }
-
-}  // namespace
-}  // namespace paddle_prof
-
-namespace paddle_prof {
-namespace {
 
 // A flight recorder forgets the GPU work of the steps it drops: the tracer holds only the
 // kept steps' kernels, and the report charges them to the kept calls.

@@ -241,8 +241,7 @@ TEST_F(MemoryTest, JsonAndTraceCarryTheMemory) {
   }
   EXPECT_EQ(last_counter, place.at("end_bytes").get<int64_t>());
   cpu_.Free(out);
-  std::remove(path.c_str());
-  std::remove((path + ".summary.json").c_str());
+  testing::RemoveProfileFiles(path);
 }
 
 TEST_F(MemoryTest, FourThreadsAllocatingAndFreeingConcurrently) {

@@ -59,8 +59,7 @@ TEST(NamesTest, NulBytesKeepDynamicNamesApart) {
   for (const char* label : {"\na\\0c  ", "\na\\0b  ", "\nop [t\\0u]  ", "\n\\0 [\\0\\0]  "}) {
     EXPECT_NE(table.find(label), std::string::npos) << label << "\n" << table;
   }
-  std::remove(path.c_str());
-  std::remove((path + ".summary.json").c_str());
+  testing::RemoveProfileFiles(path);
 }
 
 TEST(NamesTest, BytesThatAreNotUtf8StillGiveValidFiles) {
@@ -96,8 +95,7 @@ TEST(NamesTest, BytesThatAreNotUtf8StillGiveValidFiles) {
   const std::string table = report.Table();
   EXPECT_NE(table.find("\nconv" + kFffd + "2d [" + kFffd + "  2  "), std::string::npos) << table;
   EXPECT_EQ(table.find('\xFF'), std::string::npos);
-  std::remove(path.c_str());
-  std::remove((path + ".summary.json").c_str());
+  testing::RemoveProfileFiles(path);
 }
 
 TEST(NamesTest, MemoryHoldersKeepTheirNamesWhole) {

@@ -38,10 +38,7 @@ class LimitedAllocator final : public Allocator {
 
 bool Exists(const std::string& path) { return std::ifstream(path).good(); }
 
-void Remove(const std::string& path) {
-  std::remove(path.c_str());
-  std::remove((path + ".summary.json").c_str());
-}
+void Remove(const std::string& path) { testing::RemoveProfileFiles(path); }
 
 class OomDumpTest : public ::testing::Test {
  protected:
@@ -136,12 +133,6 @@ TEST_F(OomDumpTest, NoWindowNoDump) {
   EXPECT_FALSE(report.oom.has_value());
   EXPECT_EQ(nlohmann::json::parse(report.ToJson()).at("oom"), nullptr);
 }
-
-}  // namespace
-}  // namespace paddle_prof
-
-namespace paddle_prof {
-namespace {
 
 // A reset keeps the profiler's one dump and its count: it is the same profiler.
 TEST_F(OomDumpTest, AResetNeitherAllowsASecondDumpNorLosesTheCount) {

@@ -562,12 +562,6 @@ TEST(ProfilerTest, EverySortKeyOrdersTheRows) {
   }
 }
 
-}  // namespace
-}  // namespace paddle_prof
-
-namespace paddle_prof {
-namespace {
-
 // Records `calls` calls of "a" and `calls` of "b" nested in "c", then marks a step.
 void RecordSome(int calls) {
   for (int i = 0; i < calls; ++i) {
@@ -644,8 +638,7 @@ TEST(SnapshotTest, ASnapshotWritesItsFilesAndNeedsAWindow) {
   int ops = 0;
   for (const auto& e : trace.at("traceEvents")) ops += e.value("name", "") == "op";
   EXPECT_EQ(ops, 1);
-  std::remove(path.c_str());
-  std::remove((path + ".summary.json").c_str());
+  testing::RemoveProfileFiles(path);
 }
 
 // Snapshots taken while another thread records: each holds at least what the one before
@@ -679,12 +672,6 @@ TEST(SnapshotTest, SnapshotsWhileAnotherThreadRecords) {
   EXPECT_GE(Row(end, "work").calls, last);
 }
 
-}  // namespace
-}  // namespace paddle_prof
-
-namespace paddle_prof {
-namespace {
-
 // Waits up to 30 s for `path` (written whole, by rename) and reads it.
 nlohmann::json AwaitJson(const std::string& path) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -708,19 +695,12 @@ TEST(SnapshotTest, EachSnapshotSignalWritesTheNextSnapshotAndTheProgramGoesOn) {
     const nlohmann::json summary = AwaitJson(file + ".summary.json");
     EXPECT_EQ(summary.at("events").at(0).at("calls"), 3 * (snapshot + 1)) << file;
     EXPECT_TRUE(std::ifstream(file).good());
-    std::remove(file.c_str());
-    std::remove((file + ".summary.json").c_str());
+    testing::RemoveProfileFiles(file);
   }
   EXPECT_EQ(Row(StopProfiler(), "op").calls, 6);
   FLAGS_paddle_prof_snapshot_signal = "";
   FLAGS_paddle_prof_path = "";
 }
-
-}  // namespace
-}  // namespace paddle_prof
-
-namespace paddle_prof {
-namespace {
 
 TEST(ProfilerTest, DisableProfilerPrintsTheRowsOfTheRowLimitFlag) {
   FLAGS_paddle_prof_row_limit = 2;
@@ -738,12 +718,6 @@ TEST(ProfilerTest, DisableProfilerPrintsTheRowsOfTheRowLimitFlag) {
             std::string::npos)
       << out;
 }
-
-}  // namespace
-}  // namespace paddle_prof
-
-namespace paddle_prof {
-namespace {
 
 class FlightRecorderTest : public ::testing::Test {
  protected:
@@ -821,12 +795,6 @@ TEST_F(FlightRecorderTest, LiveBytesStayExactAndPlacesCoverTheKeptSteps) {
   EXPECT_EQ(Row(report, "step_op").calls, 3);
 }
 
-}  // namespace
-}  // namespace paddle_prof
-
-namespace paddle_prof {
-namespace {
-
 TEST_F(FlightRecorderTest, TheBoundIsSetBeforeTheFirstStepAndTheTraceNamesTheKeptSteps) {
   EnableProfiler(ProfilerState::kCPU);
   internal::SetKeepLastSteps(2);
@@ -844,15 +812,8 @@ TEST_F(FlightRecorderTest, TheBoundIsSetBeforeTheFirstStepAndTheTraceNamesTheKep
     if (e.value("cat", "") == "step") steps.push_back(e.at("name"));
   }
   EXPECT_EQ(steps, (std::vector<std::string>{"step 3", "step 4"}));
-  std::remove(path.c_str());
-  std::remove((path + ".summary.json").c_str());
+  testing::RemoveProfileFiles(path);
 }
-
-}  // namespace
-}  // namespace paddle_prof
-
-namespace paddle_prof {
-namespace {
 
 // Threads that come and go in a flight-recorder window hand their recorders on once
 // their records were released: memory stays flat.

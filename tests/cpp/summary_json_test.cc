@@ -71,8 +71,7 @@ TEST(SummaryJsonTest, FileEqualsToJsonAndNumbersRoundTrip) {
   EXPECT_GT(tiny.at("ave_ms").get<double>(), 0);
   EXPECT_LT(tiny.at("ave_ms").get<double>(), 0.01);
   EXPECT_DOUBLE_EQ(tiny.at("ave_ms").get<double>() * 1000, tiny.at("total_ms").get<double>());
-  std::remove(path.c_str());
-  std::remove((path + ".summary.json").c_str());
+  testing::RemoveProfileFiles(path);
 }
 
 TEST(SummaryJsonTest, EscapesStringsAndWritesNonFiniteAsNull) {

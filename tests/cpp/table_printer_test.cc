@@ -182,12 +182,6 @@ TEST(TablePrinterTest, GpuColumnsShowForTheGpuStatesAndOnlyForCalledRows) {
   EXPECT_EQ(report.Table().find("GPU"), std::string::npos) << report.Table();
 }
 
-}  // namespace
-}  // namespace paddle_prof
-
-namespace paddle_prof {
-namespace {
-
 Report ReportWithRows(int rows) {
   Report report;
   for (int i = 0; i < rows; ++i) {

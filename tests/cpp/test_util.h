@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -62,6 +63,12 @@ inline const PlaceSummary& PlaceOf(const Report& report, const std::string& plac
 // A file for `name` in the test's temporary folder, apart for each test process.
 inline std::string TempPath(const std::string& name) {
   return ::testing::TempDir() + "/" + name + "_" + std::to_string(getpid()) + ".json";
+}
+
+// Removes the trace at `path` and the summary beside it.
+inline void RemoveProfileFiles(const std::string& path) {
+  std::remove(path.c_str());
+  std::remove((path + ".summary.json").c_str());
 }
 
 inline nlohmann::json ReadJson(const std::string& path) {
