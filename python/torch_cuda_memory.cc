@@ -47,9 +47,9 @@ void OnCudaTrace(const cuda_alloc::TraceEntry& entry) {
   }
 }
 
-// The caching allocator's out-of-memory observer: called on the failing thread, with the
-// device allocator's lock held, before torch raises its OutOfMemoryError. The dump takes
-// the profiler's locks and no torch one.
+// The caching allocator's out-of-memory observer: called on the failing thread before
+// torch raises its OutOfMemoryError, with the size the allocator rounded the request to.
+// The dump takes the profiler's locks and no torch one.
 void OnCudaOutOfMemory(int64_t device, size_t requested, size_t /*device_total*/,
                        size_t /*device_free*/) {
   internal::OnOutOfMemory(CUDAPlace(static_cast<int>(device)), requested);

@@ -3,9 +3,10 @@
 // is written before the failure goes on to the program unchanged. Its summary says what
 // failed ("oom": the place, the bytes asked, the event and the path of events open on
 // the failing thread, what the place held) and a warning, also printed on stderr, names
-// the largest holders. One dump per window; later failures are counted in the window's
-// report. The dump is out_of_memory.h's handler from the moment the library loads;
-// the window control (profiler.cc) decides which failure is dumped and where.
+// the largest holders. One dump per EnableProfiler() (its resets included); later
+// failures are counted in the window's report. The dump is out_of_memory.h's handler from the
+// moment the library loads; the window control (profiler.cc) decides which failure is dumped and
+// where.
 #include <cstdio>
 #include <optional>
 
