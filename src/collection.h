@@ -59,6 +59,8 @@ struct StepMark {
 
 struct Collection {
   ProfilerState state = ProfilerState::kCPU;
+  ProcessInfo process;    // who recorded it
+  WindowClock clock;      // the wall-clock time of start_tick
   bool snapshot = false;  // of a window that goes on (SnapshotProfiler)
   uint64_t start_tick = 0;
   uint64_t end_tick = 0;

@@ -41,6 +41,7 @@
 #include "native_guard.h"
 #include "number_format.h"
 #include "place_registry.h"
+#include "process_identity.h"
 #include "process_memory.h"
 #include "profile_files.h"
 #include "profiler_control.h"
@@ -68,6 +69,10 @@ struct Control {
   internal::GpuTracer* gpu = nullptr;  // tracing the GPU in this window
   uint64_t start_tick = 0;
   uint64_t start_ns = 0;
+  int64_t start_unix_ns = 0;  // CLOCK_REALTIME at start_tick
+  // Who records the window: set as it opens (a child's role and parent stay).
+  ProcessInfo process;
+  int64_t clock_offset_ns = 0;  // to rank 0's clock, when measured
   std::vector<internal::StepMark> steps;
   internal::TrackerCounts tracker_at_start;
   // A flight recorder (keep_last_steps): only the last steps' records are kept.
@@ -190,7 +195,7 @@ void EndCapture(Control& control, CaptureFiles files) {
 void StartCapture(Control& control, uint64_t window, bool fresh) {
   control.capture_warning.clear();
   if (control.capture_dir.empty()) return;
-  const std::string& dir = control.capture_dir;
+  const std::string dir = internal::ExpandPathFields(control.capture_dir, control.process);
   std::string error;
   if (control.keep_last_steps > 0) {
     error = "a flight recorder (keep_last_steps) reuses its memory and cannot be captured";
@@ -228,10 +233,14 @@ void OpenWindow(Control& control) {
   control.tracker_at_start = internal::TrackerCountsNow();
   internal::OpenPlaceWindow();
   control.start_ns = internal::MonotonicNs();
-  control.start_tick = Clock::Now();
+  uint64_t unix_ns = 0;
+  Clock::ReadPaired([] { return static_cast<uint64_t>(internal::RealtimeNs()); }, &unix_ns,
+                    &control.start_tick);
+  control.start_unix_ns = static_cast<int64_t>(unix_ns);
   // A reset's records go; its recorders' chunk files stay for the next window's.
   const bool same_dir = control.capture != nullptr && !control.capture_dir.empty() &&
-                        control.capture->dir == AbsoluteDir(control.capture_dir);
+                        control.capture->dir == AbsoluteDir(internal::ExpandPathFields(
+                                                    control.capture_dir, control.process));
   EndCapture(control, same_dir ? CaptureFiles::kKeepChunks : CaptureFiles::kRemove);
   StartCapture(control, control.last_window + 1, /*fresh=*/!same_dir);
   g_window.store(++control.last_window, std::memory_order_release);
@@ -339,6 +348,8 @@ void EnableLocked(Control& control, ProfilerState state, bool implicit) {
   control.gpu = gpu;
   internal::g_gpu_tracer.store(gpu, std::memory_order_relaxed);
   control.snapshot_path.clear();
+  control.process = internal::ThisProcess();
+  control.clock_offset_ns = 0;
   control.oom_path.clear();
   control.oom_dumped = false;
   control.failures_after_oom = 0;
@@ -412,13 +423,20 @@ void CollectLocked(const Control& control, uint64_t window, uint64_t end_ns,
   }
   if (!control.capture_warning.empty()) c->warnings.push_back(control.capture_warning);
   KeepToTheKeptSteps(control, c);  // after the clock's check, which needs the whole window
+  c->process = control.process;
+  // A flight recorder's report starts after the window did.
+  c->clock.unix_ns =
+      control.start_unix_ns +
+      std::llround(static_cast<double>(c->start_tick - control.start_tick) * c->ns_per_tick);
+  c->clock.offset_ns = control.clock_offset_ns;
   internal::CollectThreads(window, control.first_window, KeptStarts(control), c);
 }
 
 Report ReportOf(const internal::Collection& c, const internal::ReportOptions& options) {
   Report report = internal::BuildReport(c, options);
   if (!options.profile_path.empty()) {
-    internal::WriteProfileFiles(c, options.profile_path, &report);
+    internal::WriteProfileFiles(c, internal::ExpandPathFields(options.profile_path, c.process),
+                                &report);
   }
   return report;
 }

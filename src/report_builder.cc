@@ -384,6 +384,8 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
   report.dropped_events = c.dropped;
   report.cycle = options.cycle;
   report.oom = c.oom;
+  report.process = c.process;
+  report.clock = c.clock;
   double self_sum = 0;
   for (const auto& [row_key, acc] : merged) {
     report.events.push_back(MakeRow(c, row_key, acc));

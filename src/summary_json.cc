@@ -26,6 +26,7 @@ void WriteEvent(JsonWriter* w, const EventRow& row) {
   w->OptionalString(row.tag);
   w->Key("thread");
   row.thread ? w->Int(*row.thread) : w->Null();
+  if (row.process) w->IntField("process", *row.process);
   w->IntField("calls", row.calls);
   w->DoubleField("total_ms", row.total_ms);
   w->DoubleField("self_ms", row.self_ms);
@@ -48,12 +49,26 @@ void WriteEvent(JsonWriter* w, const EventRow& row) {
     WriteMemory(w, stats);
   }
   w->EndObject();
+  if (row.spread) {
+    w->Key("spread");
+    w->BeginObject();
+    w->StringField("by", row.spread->by);
+    w->Key("total_ms");
+    w->BeginObject();
+    w->DoubleField("min", row.spread->min_ms);
+    w->DoubleField("median", row.spread->median_ms);
+    w->DoubleField("max", row.spread->max_ms);
+    w->IntField("argmax", row.spread->argmax);
+    w->EndObject();
+    w->EndObject();
+  }
   w->EndObject();
 }
 
 void WritePlace(JsonWriter* w, const PlaceSummary& p) {
   w->BeginObject();
   w->StringField("place", p.place);
+  if (p.process) w->IntField("process", *p.process);
   w->IntField("peak_bytes", p.peak_bytes);
   w->IntField("start_bytes", p.start_bytes);
   w->IntField("end_bytes", p.end_bytes);
@@ -75,6 +90,34 @@ void WritePlace(JsonWriter* w, const PlaceSummary& p) {
 void WriteBytesByPlace(JsonWriter* w, const std::map<std::string, int64_t>& bytes) {
   w->BeginObject();
   for (const auto& [place, n] : bytes) w->IntField(place, n);
+  w->EndObject();
+}
+
+void WriteOptionalInt(JsonWriter* w, std::string_view key, const std::optional<int64_t>& v) {
+  w->Key(key);
+  v ? w->Int(*v) : w->Null();
+}
+
+void WriteProcess(JsonWriter* w, const ProcessInfo& p) {
+  w->BeginObject();
+  w->IntField("pid", p.pid);
+  w->StringField("host", p.host);
+  WriteOptionalInt(w, "rank", p.rank);
+  WriteOptionalInt(w, "world_size", p.world_size);
+  WriteOptionalInt(w, "parent_pid", p.parent_pid);
+  w->StringField("role", p.role);
+  if (p.worker_id) w->IntField("worker_id", *p.worker_id);
+  w->EndObject();
+}
+
+void WriteChild(JsonWriter* w, const ChildProcess& child) {
+  w->BeginObject();
+  w->IntField("pid", child.pid);
+  w->StringField("role", child.role);
+  WriteOptionalInt(w, "worker_id", child.worker_id);
+  w->IntField("calls", child.calls);
+  w->DoubleField("wall_ms", child.wall_ms);
+  w->StringField("summary_path", child.summary_path);
   w->EndObject();
 }
 
@@ -108,6 +151,13 @@ std::string Report::ToJson() const {
     WriteBytesByPlace(&w, s.end_bytes);
     w.Key("process");
     WriteBytesByPlace(&w, s.process);
+    if (s.slowest) {
+      w.Key("wall_ms_by");
+      w.BeginObject();
+      for (const auto& [input, ms] : s.wall_ms_by) w.DoubleField(input, ms);
+      w.EndObject();
+      w.IntField("slowest", *s.slowest);
+    }
     w.EndObject();
   }
   w.EndArray();
@@ -128,6 +178,30 @@ std::string Report::ToJson() const {
     w.EndObject();
   } else {
     w.Null();
+  }
+  w.Key("process");
+  WriteProcess(&w, process);
+  w.Key("clock");
+  w.BeginObject();
+  w.IntField("unix_ns", clock.unix_ns);
+  w.IntField("offset_ns", clock.offset_ns);
+  w.EndObject();
+  w.Key("processes");
+  w.BeginArray();
+  for (const ChildProcess& child : processes) WriteChild(&w, child);
+  w.EndArray();
+  if (!merged_from.empty()) {
+    w.Key("merged_from");
+    w.BeginArray();
+    for (const MergedInput& input : merged_from) {
+      w.BeginObject();
+      w.Key("path");
+      input.path.empty() ? w.Null() : w.String(input.path);
+      w.Key("process");
+      WriteProcess(&w, input.process);
+      w.EndObject();
+    }
+    w.EndArray();
   }
   w.Key("warnings");
   w.BeginArray();

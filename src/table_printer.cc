@@ -42,7 +42,8 @@ std::string SortDescription(EventSortingKey key) {
 // Names and tags are escaped (text_escape.h): a newline in a name must not split its row.
 std::string RowLabel(const EventRow& row) {
   std::string label;
-  if (row.thread) label = "thread" + std::to_string(*row.thread) + "::";
+  if (row.process) label = "pid" + std::to_string(*row.process) + "::";
+  if (row.thread) label += "thread" + std::to_string(*row.thread) + "::";
   label += EscapeForTable(row.name);
   if (row.tag) {
     // Shapes come bracketed already ("[32, 3, 224, 224]"); other tags get brackets.
@@ -78,10 +79,17 @@ std::string Report::Table(bool detailed, int row_limit) const {
     header.push_back("Peak Mem.");
     header.push_back("Live Mem.");
   }
+  // Rows merge over processes: a place of several processes is one set of columns.
+  std::vector<std::string> place_names;
+  for (const PlaceSummary& p : places) {
+    if (std::find(place_names.begin(), place_names.end(), p.place) == place_names.end()) {
+      place_names.push_back(p.place);
+    }
+  }
   if (detailed) {
-    for (const PlaceSummary& p : places) {
+    for (const std::string& place : place_names) {
       for (const char* column : {" Alloc", " Allocs", " Freed", " Frees"}) {
-        header.push_back(p.place + column);
+        header.push_back(place + column);
       }
     }
   }
@@ -103,8 +111,8 @@ std::string Report::Table(bool detailed, int row_limit) const {
       line.push_back(FormatBytes(internal::SumOverPlaces(row, &MemoryStats::live_bytes)));
     }
     if (detailed) {
-      for (const PlaceSummary& p : places) {
-        const auto it = row.memory.find(p.place);
+      for (const std::string& place : place_names) {
+        const auto it = row.memory.find(place);
         const MemoryStats m = it != row.memory.end() ? it->second : MemoryStats{};
         line.push_back(FormatBytes(m.alloc_bytes));
         line.push_back(std::to_string(m.alloc_count));
@@ -132,10 +140,17 @@ std::string Report::Table(bool detailed, int row_limit) const {
   out += "Place: " + ProfilerStateName(state) + "  Total Time: " + FormatMs(wall_ms) +
          "ms  Sorted by " + SortDescription(sorted_by) + " in descending order";
   out += steps.empty() ? "" : "  Steps: " + std::to_string(steps.size());
+  if (!merged_from.empty()) {
+    out += "  Merged from " + std::to_string(merged_from.size()) + " profiles";
+  } else if (!processes.empty()) {
+    out += "  Processes: " + std::to_string(processes.size() + 1);
+  }
   out += "\n";
   for (const PlaceSummary& p : places) {
-    out += "Memory on " + p.place + ": peak " + FormatBytes(p.peak_bytes) + ", start " +
-           FormatBytes(p.start_bytes) + ", end " + FormatBytes(p.end_bytes);
+    out += "Memory on " + p.place;
+    if (p.process) out += " (pid " + std::to_string(*p.process) + ")";
+    out += ": peak " + FormatBytes(p.peak_bytes) + ", start " + FormatBytes(p.start_bytes) +
+           ", end " + FormatBytes(p.end_bytes);
     if (p.untracked_frees > 0) out += ", " + std::to_string(p.untracked_frees) + " untracked frees";
     if (!p.at_peak.empty()) {
       out += "; at the peak held by";

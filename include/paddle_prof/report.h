@@ -51,10 +51,21 @@ struct MemoryStats {
   int64_t live_bytes = 0;
 };
 
+// How one row's total time spreads over the inputs of a merge (paddle_prof.merge): each
+// input counts, 0 where it has no such row; `median` is the lower middle value.
+struct RowSpread {
+  std::string by = "rank";  // "rank" when every input has one, else "process"
+  double min_ms = 0;
+  double median_ms = 0;
+  double max_ms = 0;
+  int64_t argmax = 0;  // the rank (or pid) of the slowest input
+};
+
 struct EventRow {
   std::string name;
   std::optional<std::string> tag;
-  std::optional<int> thread;  // set only for per-thread rows
+  std::optional<int> thread;       // set only for per-thread rows
+  std::optional<int64_t> process;  // set only for per-process rows: the pid
   int64_t calls = 0;
   double total_ms = 0;  // sum of the calls' inclusive durations
   double self_ms = 0;   // total minus time in nested events of the same thread
@@ -64,6 +75,7 @@ struct EventRow {
   double ratio = 0;   // self_ms / sum of self_ms over all rows
   std::optional<double> gpu_total_ms, gpu_min_ms, gpu_max_ms, gpu_ave_ms;
   std::map<std::string, MemoryStats> memory;  // by place name
+  std::optional<RowSpread> spread;            // set in merged reports
 };
 
 struct RowBytes {
@@ -78,7 +90,8 @@ struct PlaceSummary {
   int64_t start_bytes = 0;
   int64_t end_bytes = 0;
   int64_t untracked_frees = 0;
-  std::vector<RowBytes> at_peak;  // rows holding memory at the high-water mark
+  std::vector<RowBytes> at_peak;   // rows holding memory at the high-water mark
+  std::optional<int64_t> process;  // the pid, once reports of several processes merge
 };
 
 struct StepSummary {
@@ -89,6 +102,10 @@ struct StepSummary {
   // The process at the step's end: "rss_bytes", "heap_in_use_bytes", "heap_free_bytes"
   // (freed but kept by malloc), "malloc_mmap_bytes".
   std::map<std::string, int64_t> process;
+  // Merged reports: each input's wall time for this step, by rank (or pid), and the
+  // slowest of them.
+  std::map<std::string, double> wall_ms_by;
+  std::optional<int64_t> slowest;
 };
 
 // What an out-of-memory dump says of the allocation that failed.
@@ -98,6 +115,41 @@ struct OutOfMemory {
   std::string event;              // the innermost event open on the failing thread
   std::vector<std::string> path;  // the events open there, outermost first
   int64_t live_bytes = 0;         // what the place held as it failed
+};
+
+// The process a report is of.
+struct ProcessInfo {
+  int64_t pid = 0;
+  std::string host;
+  std::optional<int> rank;  // torch.distributed's, else RANK, else none
+  std::optional<int> world_size;
+  std::optional<int64_t> parent_pid;  // a child of a profiled process
+  std::string role = "main";          // "main", "child", "worker" (a DataLoader's)
+  std::optional<int> worker_id;       // a DataLoader worker's
+  std::string backend;                // torch.distributed's ("gloo", "nccl"); not in the summary
+};
+
+// When the window started, for lining up processes: its trace's ts 0 on CLOCK_REALTIME,
+// and this process's clock offset to rank 0's (add it to read rank 0's time).
+struct WindowClock {
+  int64_t unix_ns = 0;
+  int64_t offset_ns = 0;
+};
+
+// A child process merged into its parent's report.
+struct ChildProcess {
+  int64_t pid = 0;
+  std::string role = "child";
+  std::optional<int> worker_id;
+  int64_t calls = 0;
+  double wall_ms = 0;
+  std::string summary_path;
+};
+
+// One input of a merged report.
+struct MergedInput {
+  std::string path;  // its summary file; empty for a report merged from memory
+  ProcessInfo process;
 };
 
 class Report {
@@ -112,7 +164,11 @@ class Report {
   std::vector<std::string> warnings;
   std::optional<int> cycle;        // of a schedule (Python's paddle_prof.schedule), from 0
   std::optional<OutOfMemory> oom;  // set in the dump an allocation failure wrote
-  std::string summary_path;        // where the summary was written; empty when it was not
+  ProcessInfo process;
+  WindowClock clock;
+  std::vector<ChildProcess> processes;   // children merged into this report
+  std::vector<MergedInput> merged_from;  // set in merged reports
+  std::string summary_path;              // where the summary was written (or read); empty otherwise
 
   // Rows the printed table shows by default (FLAGS_paddle_prof_row_limit).
   static constexpr int kDefaultRowLimit = 50;

@@ -1,0 +1,144 @@
+// Summaries read back (summary_reader.h): every field the writer writes comes back, and
+// what is not a version-1 summary is an error that names its source.
+#include "summary_reader.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "paddle_prof/paddle_prof.h"
+#include "process_identity.h"
+#include "test_util.h"
+
+namespace paddle_prof {
+namespace {
+
+using internal::LoadSummary;
+using internal::ReportFromJson;
+
+Report Profiled() {
+  EnableProfiler(ProfilerState::kCPU);
+  TrackingAllocator allocator(CPUAllocator(), CPUPlace());
+  for (int step = 0; step < 2; ++step) {
+    RecordEvent outer("outer");
+    {
+      RecordEvent inner("inner", "[8]");
+      allocator.Free(allocator.Allocate(4096));
+    }
+    MarkStep();
+  }
+  return StopProfiler();
+}
+
+TEST(SummaryReaderTest, AWindowsSummaryReadsBackToTheSameJson) {
+  const Report report = Profiled();
+  const std::string json = report.ToJson();
+  const Report read = ReportFromJson(json, "test");
+  EXPECT_EQ(read.ToJson(), json);
+  EXPECT_EQ(testing::Row(read, "inner", "[8]").calls, 2);
+  EXPECT_EQ(testing::Cpu(testing::Row(read, "inner", "[8]")).peak_bytes, 4096);
+  EXPECT_EQ(read.steps.size(), 2u);
+}
+
+TEST(SummaryReaderTest, MergedAndChildFieldsReadBack) {
+  Report report = Profiled();
+  report.events[0].process = 42;
+  report.events[0].spread = RowSpread{"rank", 1.5, 2.25, 7.125, 1};
+  report.places[0].process = 42;
+  report.steps[0].wall_ms_by = {{"0", 1.5}, {"1", 3.25}};
+  report.steps[0].slowest = 1;
+  report.process.rank = 1;
+  report.process.world_size = 2;
+  report.process.parent_pid = 7;
+  report.process.role = "worker";
+  report.process.worker_id = 3;
+  report.clock = {1700000000123456789, -1234};
+  report.processes.push_back({43, "worker", 0, 12, 3.5, "/tmp/x/43.json.summary.json"});
+  report.merged_from.push_back({"/tmp/a.json.summary.json", report.process});
+  report.cycle = 2;
+  report.oom = OutOfMemory{"CPU", 1 << 20, "inner", {"outer", "inner"}, 4096};
+  const std::string json = report.ToJson();
+  const Report read = ReportFromJson(json, "test");
+  EXPECT_EQ(read.ToJson(), json);
+  ASSERT_TRUE(read.events[0].spread);
+  EXPECT_EQ(read.events[0].spread->median_ms, 2.25);
+  EXPECT_EQ(read.steps[0].slowest, 1);
+  EXPECT_EQ(read.process.worker_id, 3);
+  EXPECT_EQ(read.clock.offset_ns, -1234);
+  EXPECT_EQ(read.processes.at(0).summary_path, "/tmp/x/43.json.summary.json");
+}
+
+TEST(SummaryReaderTest, TheSummaryNamesTheProcessAndTheWindowsStartOnTheWallClock) {
+  const int64_t before = internal::RealtimeNs();
+  EnableProfiler(ProfilerState::kCPU);
+  const int64_t after = internal::RealtimeNs();
+  { RecordEvent e("e"); }
+  const Report report = StopProfiler();
+  EXPECT_EQ(report.process.pid, getpid());
+  EXPECT_FALSE(report.process.host.empty());
+  EXPECT_EQ(report.process.role, "main");
+  EXPECT_FALSE(report.process.parent_pid);
+  EXPECT_GE(report.clock.unix_ns, before);
+  EXPECT_LE(report.clock.unix_ns, after);
+  EXPECT_EQ(report.clock.offset_ns, 0);
+  const nlohmann::json j = nlohmann::json::parse(report.ToJson());
+  EXPECT_EQ(j["process"]["pid"], getpid());
+  EXPECT_TRUE(j["process"]["rank"].is_null());
+  EXPECT_TRUE(j["processes"].empty());
+}
+
+TEST(SummaryReaderTest, RankComesFromTheEnvironmentAndFillsPathsAndTheTrace) {
+  setenv("RANK", "1", 1);
+  setenv("WORLD_SIZE", "2", 1);
+  const std::string dir = ::testing::TempDir();
+  EnableProfiler(ProfilerState::kCPU);
+  { RecordEvent e("e"); }
+  const Report report = StopProfiler(EventSortingKey::kTotal, dir + "/rank{rank}.{pid}.json");
+  unsetenv("RANK");
+  unsetenv("WORLD_SIZE");
+  EXPECT_EQ(report.process.rank, 1);
+  EXPECT_EQ(report.process.world_size, 2);
+  const std::string path = dir + "/rank1." + std::to_string(getpid()) + ".json";
+  EXPECT_EQ(report.summary_path, path + ".summary.json");
+  const nlohmann::json trace = testing::ReadJson(path);
+  EXPECT_EQ(trace["distributedInfo"]["rank"], 1);
+  EXPECT_EQ(trace["distributedInfo"]["world_size"], 2);
+  EXPECT_EQ(LoadSummary(path + ".summary.json").process.rank, 1);
+  std::remove(path.c_str());
+  std::remove((path + ".summary.json").c_str());
+}
+
+TEST(SummaryReaderTest, PathFieldsWithoutARankAndOtherBracesStay) {
+  ProcessInfo p;
+  p.pid = 12;
+  p.host = "node1";
+  EXPECT_EQ(internal::ExpandPathFields("/r/{host}/{rank}-{pid}-{cycle}.json", p),
+            "/r/node1/0-12-{cycle}.json");
+}
+
+TEST(SummaryReaderTest, WhatIsNotASummaryIsAnErrorNamingItsSource) {
+  const auto message = [](const std::string& text) {
+    try {
+      ReportFromJson(text, "/some/file.json");
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message("{not json"), "/some/file.json: not a paddle_prof summary (not JSON)");
+  EXPECT_EQ(message(R"({"traceEvents": []})"),
+            "/some/file.json: not a paddle_prof summary (no version or events)");
+  EXPECT_EQ(message(R"({"version": 2, "events": []})"),
+            "/some/file.json: a paddle_prof summary of version 2; this paddle_prof reads "
+            "version 1");
+  EXPECT_NE(message(R"({"version": 1, "events": [{"name": 3}]})")
+                .find("/some/file.json: not a paddle_prof summary ("),
+            std::string::npos);
+  EXPECT_THROW(LoadSummary("/no/such/file.summary.json"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace paddle_prof
