@@ -10,6 +10,7 @@ import warnings
 from typing import Any, Callable, List, Optional, Sequence, TextIO, Union
 
 from paddle_prof import _core
+from paddle_prof import distributed as _distributed
 from paddle_prof import schedule as _schedule
 from paddle_prof.report import ROW_LIMIT, Report, _row_limit
 
@@ -110,6 +111,10 @@ def start_profiler(state: str = "CPU") -> None:
     Raises ValueError for another state, RuntimeError when a profiler is already running
     or when 'GPU'/'All' is asked for without a usable GPU.
 
+    Under torch.distributed (initialised), the window takes its rank from it and
+    measures this process's clock offset to rank 0's: every rank of a job opens its
+    window at the same point of the program, as training code does.
+
     Example::
 
         paddle_prof.start_profiler('CPU')
@@ -120,7 +125,10 @@ def start_profiler(state: str = "CPU") -> None:
     if _core.is_enabled() and not _core.implicit_profiler_running():
         raise RuntimeError("a profiler is already running: stop it first "
                            "(paddle_prof.stop_profiler(), or leave its with-block)")
+    distributed = _distributed.window_opening()  # before the window: its exchanges are ours
     _core.enable_profiler(state)
+    if distributed is not None:
+        _core.set_distributed(*distributed)
 
 
 def stop_profiler(sorted_key: Optional[str] = None, profile_path: PathArg = None, *,

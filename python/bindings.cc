@@ -129,6 +129,8 @@ PYBIND11_MODULE(_core, m) {
         py::arg("per_thread"), py::arg("cycle") = py::none());
   m.def("snapshot_profiler", &Snapshot, py::arg("sorted_key"), py::arg("profile_path"),
         py::arg("per_thread"));
+  m.def("set_distributed", &internal::SetDistributedInfo, py::arg("rank"), py::arg("world_size"),
+        py::arg("backend"), py::arg("offset_ns"), py::arg("warning"));
   m.def("set_snapshot_path", &internal::SetSnapshotPath, py::arg("profile_path"));
   m.def("set_keep_last_steps", &internal::SetKeepLastSteps, py::arg("steps"));
   m.def("set_oom_path", &internal::SetOutOfMemoryPath, py::arg("path"));

@@ -16,7 +16,9 @@
 //    Python profiler's capture_dir, and paddle_prof.recover();
 //  - ProfilerStateNames, SortingKeyNames (enum_names.h): the names the package offers,
 //    from the core's own tables;
-//  - OnOutOfMemory (out_of_memory.h): the torch allocators' failures.
+//  - OnOutOfMemory (out_of_memory.h): the torch allocators' failures;
+//  - SetDistributedInfo (profiler_control.h): the rank and clock offset the Python
+//    profiler finds in torch.distributed as a window opens.
 #ifndef PADDLE_PROF_SRC_BINDINGS_API_H_
 #define PADDLE_PROF_SRC_BINDINGS_API_H_
 

@@ -73,6 +73,7 @@ struct Control {
   // Who records the window: set as it opens (a child's role and parent stay).
   ProcessInfo process;
   int64_t clock_offset_ns = 0;  // to rank 0's clock, when measured
+  std::string clock_warning;    // why it was not
   std::vector<internal::StepMark> steps;
   internal::TrackerCounts tracker_at_start;
   // A flight recorder (keep_last_steps): only the last steps' records are kept.
@@ -350,6 +351,7 @@ void EnableLocked(Control& control, ProfilerState state, bool implicit) {
   control.snapshot_path.clear();
   control.process = internal::ThisProcess();
   control.clock_offset_ns = 0;
+  control.clock_warning.clear();
   control.oom_path.clear();
   control.oom_dumped = false;
   control.failures_after_oom = 0;
@@ -422,6 +424,7 @@ void CollectLocked(const Control& control, uint64_t window, uint64_t end_ns,
     c->warnings.push_back(std::move(w));
   }
   if (!control.capture_warning.empty()) c->warnings.push_back(control.capture_warning);
+  if (!control.clock_warning.empty()) c->warnings.push_back(control.clock_warning);
   KeepToTheKeptSteps(control, c);  // after the clock's check, which needs the whole window
   c->process = control.process;
   // A flight recorder's report starts after the window did.
@@ -708,6 +711,23 @@ std::string SetCaptureDir(const std::string& dir, bool every_window) {
   if (control.gpu != nullptr) control.gpu->Discard();
   OpenWindow(control);
   return control.capture_warning;
+}
+
+void SetDistributedInfo(int rank, int world_size, const std::string& backend,
+                        std::optional<int64_t> offset_ns, const std::string& warning) {
+  if (rank < 0 || world_size <= rank) {
+    throw std::invalid_argument("rank " + std::to_string(rank) + " of a world of " +
+                                std::to_string(world_size));
+  }
+  Control& control = GetControl();
+  internal::NativeGuard profiler_memory;
+  std::lock_guard<std::mutex> lock(control.mu);
+  if (g_window.load(std::memory_order_relaxed) == 0) return;
+  control.process.rank = rank;
+  control.process.world_size = world_size;
+  control.process.backend = backend;
+  control.clock_offset_ns = offset_ns.value_or(0);
+  control.clock_warning = warning;
 }
 
 void SetSnapshotPath(const std::string& profile_path) {

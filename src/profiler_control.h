@@ -37,6 +37,13 @@ void SetKeepLastSteps(int steps);
 // that a profiler the program opens later captures there as well.
 std::string SetCaptureDir(const std::string& dir, bool every_window = false);
 
+// The open window's place in a torch.distributed job, as the Python profiler found it
+// when the window opened: its rank, world size and backend (replacing RANK and
+// WORLD_SIZE), and the measured offset of this process's clock to rank 0's (none: not
+// measured; `warning`, for the report, says why).
+void SetDistributedInfo(int rank, int world_size, const std::string& backend,
+                        std::optional<int64_t> offset_ns, const std::string& warning);
+
 // Where the snapshot signal writes during the open window (the Python profiler's
 // profile_path); ignored while no window is open.
 void SetSnapshotPath(const std::string& profile_path);

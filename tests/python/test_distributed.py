@@ -1,0 +1,93 @@
+"""Ranks of torch.distributed (gloo, two processes on this machine): each rank's profile
+names its rank, carries distributedInfo, and measures its clock against rank 0's."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+JOB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ddp_job.py")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_job(out_dir, slow_rank=None):
+    env = os.environ.copy()
+    env.pop("RANK", None)
+    env.pop("WORLD_SIZE", None)
+    if slow_rank is not None:
+        env["SLOW_RANK"] = str(slow_rank)
+    # Bounded: a rank that hangs fails the test instead of blocking the suite.
+    proc = subprocess.run([sys.executable, JOB, str(out_dir), str(free_port())], env=env,
+                          capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return [json.load(open(out_dir / f"rank{r}.json.summary.json")) for r in (0, 1)]
+
+
+@pytest.fixture(scope="module")
+def two_ranks(tmp_path_factory):
+    out_dir = tmp_path_factory.mktemp("ddp")
+    return out_dir, run_job(out_dir, slow_rank=1)
+
+
+def test_each_rank_names_itself_and_its_trace_carries_distributed_info(two_ranks):
+    out_dir, summaries = two_ranks
+    for rank, summary in enumerate(summaries):
+        assert summary["process"]["rank"] == rank
+        assert summary["process"]["world_size"] == 2
+        assert summary["process"]["role"] == "main"
+        assert len(summary["steps"]) == 5
+        trace = json.load(open(out_dir / f"rank{rank}.json"))
+        assert trace["distributedInfo"] == {"backend": "gloo", "rank": rank, "world_size": 2}
+    assert summaries[0]["process"]["pid"] != summaries[1]["process"]["pid"]
+
+
+def test_the_clock_offset_to_rank_0_is_measured_and_small_on_one_host(two_ranks):
+    _, summaries = two_ranks
+    assert summaries[0]["clock"]["offset_ns"] == 0
+    # One host, one CLOCK_REALTIME: the true offset is 0, so what is measured is the error.
+    assert abs(summaries[1]["clock"]["offset_ns"]) < 1_000_000
+    assert not any("clock offset" in w for s in summaries for w in s["warnings"])
+    # The windows opened together: their starts are within the exchange of each other.
+    starts = [s["clock"]["unix_ns"] + s["clock"]["offset_ns"] for s in summaries]
+    assert abs(starts[0] - starts[1]) < 2_000_000_000
+
+
+def test_a_rank_whose_peer_does_not_answer_goes_on_with_a_warning(tmp_path):
+    script = tmp_path / "lonely.py"
+    script.write_text(f"""
+import os, sys, datetime
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import paddle_prof
+from paddle_prof import distributed
+distributed.TIMEOUT = datetime.timedelta(seconds=0.5)
+
+def main(rank, port):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=2)
+    if rank == 1:  # rank 0 does not profile
+        with paddle_prof.profiler("CPU", stream=open(os.devnull, "w")) as prof:
+            pass
+        print("WARN", [w for w in prof.report.warnings if "clock offset" in w])
+        print("RANK", prof.report.to_dict()["process"]["rank"])
+    dist.barrier()
+    dist.destroy_process_group()
+
+if __name__ == "__main__":
+    mp.spawn(main, args=({free_port()},), nprocs=2, join=True)
+""")
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "RANK 1" in proc.stdout
+    assert "rank 0 did not answer within 0.5 s" in proc.stdout
