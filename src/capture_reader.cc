@@ -137,7 +137,8 @@ class NameResolver {
 
 struct Meta {
   uint64_t window = 0;
-  long pid = 0;
+  ProcessInfo process;  // pid, host and rank; the role is the main one's
+  int64_t unix_ns = 0;
   ProfilerState state = ProfilerState::kCPU;
   uint64_t start_tick = 0;
   double ns_per_tick = 1.0;
@@ -160,7 +161,17 @@ Meta ReadMeta(const std::string& dir) {
     if (key == "window") {
       in >> meta.window;
     } else if (key == "pid") {
-      in >> meta.pid;
+      in >> meta.process.pid;
+    } else if (key == "host") {
+      in >> meta.process.host;
+    } else if (key == "rank") {
+      int rank = 0, world_size = 0;
+      if (in >> rank >> world_size) {
+        meta.process.rank = rank;
+        meta.process.world_size = world_size;
+      }
+    } else if (key == "unix_ns") {
+      in >> meta.unix_ns;
     } else if (key == "state") {
       std::string state;
       in >> state;
@@ -239,6 +250,8 @@ std::unique_ptr<RecoveredCapture> ReadCapture(const std::string& dir) {
   auto recovered = std::make_unique<RecoveredCapture>();
   Collection& c = recovered->collection;
   c.state = meta.state;
+  c.process = meta.process;
+  c.clock.unix_ns = meta.unix_ns;
   c.start_tick = meta.start_tick;
   c.end_tick = meta.start_tick;
   c.ns_per_tick = meta.ns_per_tick;
@@ -274,7 +287,7 @@ std::unique_ptr<RecoveredCapture> ReadCapture(const std::string& dir) {
   c.buffer_chunks = EventBuffer::ChunksInUse();
   c.buffer_bound_mb = EventBuffer::BoundMb();
   c.gpu_traced = meta.state != ProfilerState::kCPU;
-  c.warnings.push_back("the process (pid " + std::to_string(meta.pid) +
+  c.warnings.push_back("the process (pid " + std::to_string(meta.process.pid) +
                        ") ended without stopping its profiler: this report was recovered "
                        "from its capture in '" +
                        dir +

@@ -135,7 +135,12 @@ bool WriteCaptureMeta(const Control& control, std::string* error) {
   std::string meta = "paddle_prof capture 1\nwindow " + std::to_string(capture.window) + "\npid " +
                      std::to_string(getpid()) + "\nstate " + ProfilerStateName(control.state) +
                      "\nstart_tick " + std::to_string(control.start_tick) + "\nns_per_tick " +
-                     rate + "\n";
+                     rate + "\nunix_ns " + std::to_string(control.start_unix_ns) + "\nhost " +
+                     control.process.host + "\n";
+  if (control.process.rank) {
+    meta += "rank " + std::to_string(*control.process.rank) + " " +
+            std::to_string(control.process.world_size.value_or(0)) + "\n";
+  }
   for (const PlaceSummary& p : internal::PlaceWindowFigures()) {
     meta += "place " + std::to_string(p.start_bytes) + " " + std::to_string(p.peak_bytes) + " " +
             std::to_string(p.end_bytes) + " " + std::to_string(p.untracked_frees) + " " + p.place +

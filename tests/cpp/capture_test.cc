@@ -18,6 +18,7 @@
 #include "capture_reader.h"
 #include "flags.h"
 #include "paddle_prof/paddle_prof.h"
+#include "process_identity.h"
 #include "report_builder.h"
 #include "test_util.h"
 
@@ -71,7 +72,7 @@ void StopLeavingNoCapture(const std::string& dir, const std::string& name, int64
 
 // Runs capture_main with its capture in `dir`, reads its stdout until MARKER (at most
 // 60 s), kills it with SIGKILL and waits for it.
-void RunAndKill(const std::string& dir) {
+void RunAndKill(const std::string& dir, pid_t* killed = nullptr) {
   int out[2];
   ASSERT_EQ(pipe(out), 0);
   posix_spawn_file_actions_t actions;
@@ -89,6 +90,7 @@ void RunAndKill(const std::string& dir) {
   char* args[] = {program, nullptr};
   pid_t pid = 0;
   ASSERT_EQ(posix_spawn(&pid, program, &actions, nullptr, args, env.data()), 0);
+  if (killed != nullptr) *killed = pid;
   posix_spawn_file_actions_destroy(&actions);
   close(out[1]);
   std::string seen;
@@ -112,7 +114,9 @@ void RunAndKill(const std::string& dir) {
 
 TEST(Capture, KilledProgramIsRecoveredWithEveryCallItEnded) {
   const std::string dir = NewDir("capture_killed");
-  RunAndKill(dir);
+  const int64_t before = internal::RealtimeNs();
+  pid_t killed = 0;
+  RunAndKill(dir, &killed);
   const std::string profile = dir + "/recovered.json";
   internal::ReportOptions options;
   options.profile_path = profile;
@@ -128,6 +132,11 @@ TEST(Capture, KilledProgramIsRecoveredWithEveryCallItEnded) {
   testing::PlaceOf(report, "CPU");
   EXPECT_EQ(report.events.size(), 4u);  // the call open at the kill is left out
   EXPECT_EQ(report.steps.size(), 2u);
+  // The process it was, and when its window opened.
+  EXPECT_EQ(report.process.pid, killed);
+  EXPECT_FALSE(report.process.host.empty());
+  EXPECT_GT(report.clock.unix_ns, before);
+  EXPECT_LT(report.clock.unix_ns, internal::RealtimeNs());
   EXPECT_TRUE(HasWarning(report, "ended without stopping its profiler")) << report.Table();
   EXPECT_NE(report.Table().find("op"), std::string::npos);
   const nlohmann::json summary = testing::ReadJson(profile + ".summary.json");
