@@ -359,6 +359,7 @@ bool WriteChromeTrace(const Collection& c, const std::string& path, std::string*
     JsonWriter w(&start);
     w.BeginObject();
     w.StringField("displayTimeUnit", "ms");
+    w.IntField("baseTimeNanoseconds", c.clock.unix_ns);  // ts 0 on CLOCK_REALTIME, as Kineto
     if (c.process.rank) {  // as PyTorch writes it: Holistic Trace Analysis reads the rank here
       w.Key("distributedInfo");
       w.BeginObject();

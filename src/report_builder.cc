@@ -14,6 +14,7 @@
 #include "number_format.h"
 #include "record_cursor.h"
 #include "scope_memory.h"
+#include "step_communication.h"
 
 namespace paddle_prof::internal {
 
@@ -405,9 +406,16 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
     }
   }
 
+  // A second pass over the records, only for a window that communicated at all.
+  const bool communicated =
+      std::any_of(report.events.begin(), report.events.end(),
+                  [](const EventRow& row) { return IsCommunication(row.name); });
+  const std::vector<double> comm_ms =
+      communicated ? CommunicationMsPerStep(c) : std::vector<double>(c.steps.size(), 0.0);
   uint64_t step_start = c.start_tick;
   for (size_t i = 0; i < c.steps.size(); ++i) {
     StepSummary step;
+    step.comm_ms = comm_ms[i];
     step.step = static_cast<int>(c.steps_dropped + static_cast<int64_t>(i));
     step.wall_ms = c.TicksToMs(c.steps[i].tick - step_start);
     step.peak_bytes = c.steps[i].peak_bytes;

@@ -151,6 +151,7 @@ std::string Report::ToJson() const {
     WriteBytesByPlace(&w, s.end_bytes);
     w.Key("process");
     WriteBytesByPlace(&w, s.process);
+    w.DoubleField("comm_ms", s.comm_ms);
     if (s.slowest) {
       w.Key("wall_ms_by");
       w.BeginObject();

@@ -84,6 +84,7 @@ StepSummary ReadStep(const json& j) {
   if (const auto it = j.find("process"); it != j.end()) {
     s.process = it->get<std::map<std::string, int64_t>>();
   }
+  if (const auto it = j.find("comm_ms"); it != j.end()) s.comm_ms = it->get<double>();
   if (const auto it = j.find("wall_ms_by"); it != j.end()) {
     s.wall_ms_by = it->get<std::map<std::string, double>>();
   }

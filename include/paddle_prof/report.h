@@ -102,6 +102,9 @@ struct StepSummary {
   // The process at the step's end: "rss_bytes", "heap_in_use_bytes", "heap_free_bytes"
   // (freed but kept by malloc), "malloc_mmap_bytes".
   std::map<std::string, int64_t> process;
+  // Time some thread spent in collective communication (torch.distributed) during the
+  // step: what a rank of a synchronous job waited for the others.
+  double comm_ms = 0;
   // Merged reports: each input's wall time for this step, by rank (or pid), and the
   // slowest of them.
   std::map<std::string, double> wall_ms_by;

@@ -106,6 +106,7 @@ TEST(SummaryReaderTest, RankComesFromTheEnvironmentAndFillsPathsAndTheTrace) {
   const nlohmann::json trace = testing::ReadJson(path);
   EXPECT_EQ(trace["distributedInfo"]["rank"], 1);
   EXPECT_EQ(trace["distributedInfo"]["world_size"], 2);
+  EXPECT_EQ(trace["baseTimeNanoseconds"], report.clock.unix_ns);
   EXPECT_EQ(LoadSummary(path + ".summary.json").process.rank, 1);
   std::remove(path.c_str());
   std::remove((path + ".summary.json").c_str());

@@ -1,0 +1,65 @@
+#include "step_communication.h"
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+
+#include "gpu_correlation.h"
+#include "name_interner.h"
+#include "record_cursor.h"
+
+namespace paddle_prof::internal {
+
+bool IsCommunication(std::string_view name) {
+  for (const std::string_view prefix : {"c10d::", "gloo:", "nccl:", "mpi:", "ucc:",
+                                        "record_param_comms", "DistributedDataParallel."}) {
+    if (name.substr(0, prefix.size()) == prefix) return true;
+  }
+  for (const std::string_view collective :
+       {"all_reduce", "allreduce", "all_gather", "allgather", "reduce_scatter", "alltoall",
+        "all_to_all", "broadcast", "barrier"}) {
+    if (name.find(collective) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+std::vector<double> CommunicationMsPerStep(const Collection& c) {
+  std::vector<double> ms(c.steps.size(), 0.0);
+  if (c.steps.empty()) return ms;
+  std::vector<TickInterval> calls;
+  std::unordered_map<const char*, bool> communication;  // by interned or literal name
+  for (const ThreadSnapshot& thread : c.threads) {
+    const char* last = nullptr;
+    bool last_is = false;  // consecutive records are often the same event
+    for (RecordCursor records(thread); records.Next();) {
+      if (!records.at_call() || !Kept(c, records.call())) continue;
+      const RecordedCall& call = records.call();
+      if (call.name != last) {
+        last = call.name;
+        const auto [it, inserted] = communication.try_emplace(call.name, false);
+        if (inserted) it->second = IsCommunication(NameBytes(call.name));
+        last_is = it->second;
+      }
+      if (last_is) calls.emplace_back(call.start, call.end);
+    }
+  }
+  if (calls.empty()) return ms;
+  MergeIntervals(&calls);  // sorted, disjoint
+  uint64_t step_start = c.start_tick;
+  size_t next = 0;
+  for (size_t i = 0; i < c.steps.size(); ++i) {
+    const uint64_t step_end = c.steps[i].tick;
+    while (next < calls.size() && calls[next].second <= step_start) ++next;
+    uint64_t ticks = 0;
+    for (size_t k = next; k < calls.size() && calls[k].first < step_end; ++k) {
+      const uint64_t from = std::max(calls[k].first, step_start);
+      const uint64_t to = std::min(calls[k].second, step_end);
+      if (to > from) ticks += to - from;
+    }
+    ms[i] = c.TicksToMs(ticks);
+    step_start = step_end;
+  }
+  return ms;
+}
+
+}  // namespace paddle_prof::internal
