@@ -345,7 +345,8 @@ void SortRows(EventSortingKey key, std::vector<EventRow>* rows) {
     const double va = SortValue(a, key);
     const double vb = SortValue(b, key);
     if (va != vb) return va > vb;
-    return std::tie(a.name, a.tag, a.thread) < std::tie(b.name, b.tag, b.thread);
+    return std::tie(a.name, a.tag, a.thread, a.process) <
+           std::tie(b.name, b.tag, b.thread, b.process);
   });
 }
 

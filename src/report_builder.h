@@ -16,7 +16,7 @@ namespace paddle_prof::internal {
 
 Report BuildReport(const Collection& collection, const ReportOptions& options);
 
-// Largest first by `key`; ties by name, then tag, then thread.
+// Largest first by `key`; ties by name, then tag, thread and process.
 void SortRows(EventSortingKey key, std::vector<EventRow>* rows);
 
 // A row's memory figure summed over places: what the memory sort keys and the table's

@@ -6,6 +6,7 @@
 #include "number_format.h"
 #include "paddle_prof/report.h"
 #include "report_builder.h"
+#include "row_label.h"
 #include "text_escape.h"
 
 namespace paddle_prof {
@@ -15,6 +16,7 @@ namespace {
 using internal::EscapeForTable;
 using internal::FormatBytes;
 using internal::FormatMs;
+using internal::RowLabel;
 
 std::string SortDescription(EventSortingKey key) {
   switch (key) {
@@ -37,22 +39,6 @@ std::string SortDescription(EventSortingKey key) {
       break;
   }
   return "total time";
-}
-
-// Names and tags are escaped (text_escape.h): a newline in a name must not split its row.
-std::string RowLabel(const EventRow& row) {
-  std::string label;
-  if (row.process) label = "pid" + std::to_string(*row.process) + "::";
-  if (row.thread) label += "thread" + std::to_string(*row.thread) + "::";
-  label += EscapeForTable(row.name);
-  if (row.tag) {
-    // Shapes come bracketed already ("[32, 3, 224, 224]"); other tags get brackets.
-    const bool bracketed =
-        !row.tag->empty() && (row.tag->front() == '[' || row.tag->front() == '(');
-    const std::string tag = EscapeForTable(*row.tag);
-    label += bracketed ? " " + tag : " [" + tag + "]";
-  }
-  return label;
 }
 
 // Columns line up by characters, not bytes: cells are valid UTF-8 once escaped.

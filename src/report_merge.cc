@@ -1,0 +1,200 @@
+#include "report_merge.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "row_merge.h"
+#include "straggler_warnings.h"
+
+namespace paddle_prof::internal {
+
+namespace {
+
+std::string InputName(const Report& input, size_t i) {
+  return input.summary_path.empty() ? "input " + std::to_string(i) : input.summary_path;
+}
+
+void CheckInputs(const std::vector<Report>& inputs) {
+  if (inputs.empty()) throw std::invalid_argument("nothing to merge: no profiles were given");
+  std::map<std::pair<std::string, int64_t>, size_t> seen;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ProcessInfo& p = inputs[i].process;
+    const auto [first, fresh] = seen.emplace(std::make_pair(p.host, p.pid), i);
+    if (!fresh) {
+      throw std::invalid_argument(
+          InputName(inputs[first->second], first->second) + " and " + InputName(inputs[i], i) +
+          " are profiles of the same process (pid " + std::to_string(p.pid) + " on host '" +
+          p.host + "'): merge one profile per process or rank");
+    }
+  }
+}
+
+// Inputs are told apart by rank when each has its own, else by pid.
+bool ByRank(const std::vector<Report>& inputs) {
+  std::set<int> ranks;
+  for (const Report& input : inputs) {
+    if (!input.process.rank || !ranks.insert(*input.process.rank).second) return false;
+  }
+  return true;
+}
+
+// Every input counts, 0 ms where it has no such row; the slowest is the first of the
+// largest.
+RowSpread Spread(const std::vector<double>& total_ms, const std::vector<int64_t>& ids,
+                 const std::string& by) {
+  std::vector<double> sorted = total_ms;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t slowest = std::max_element(total_ms.begin(), total_ms.end()) - total_ms.begin();
+  return {by, sorted.front(), sorted[(sorted.size() - 1) / 2], sorted.back(), ids[slowest]};
+}
+
+void KeepLargest(const std::map<std::string, int64_t>& from, std::map<std::string, int64_t>* into) {
+  for (const auto& [name, value] : from) {
+    const auto [it, fresh] = into->emplace(name, value);
+    if (!fresh) it->second = std::max(it->second, value);
+  }
+}
+
+// Steps of the same index: the slowest input's wall time, every input's by its id, and
+// each place's (and process figure's) largest over the inputs.
+std::vector<StepSummary> MergeSteps(const std::vector<Report>& inputs,
+                                    const std::vector<int64_t>& ids) {
+  std::map<int, StepSummary> by_index;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    for (const StepSummary& step : inputs[i].steps) {
+      StepSummary& merged = by_index[step.step];
+      merged.step = step.step;
+      merged.wall_ms_by[std::to_string(ids[i])] = step.wall_ms;
+      if (!merged.slowest || step.wall_ms > merged.wall_ms) {
+        merged.wall_ms = step.wall_ms;
+        merged.slowest = ids[i];
+      }
+      KeepLargest(step.peak_bytes, &merged.peak_bytes);
+      KeepLargest(step.end_bytes, &merged.end_bytes);
+      KeepLargest(step.process, &merged.process);
+    }
+  }
+  std::vector<StepSummary> steps;
+  for (auto& [index, step] : by_index) steps.push_back(std::move(step));
+  return steps;
+}
+
+ProcessInfo MergedProcess(const std::vector<Report>& inputs) {
+  ProcessInfo process = inputs.front().process;
+  process.role = "merged";
+  process.rank.reset();
+  for (const Report& input : inputs) {
+    if (input.process.world_size != process.world_size) process.world_size.reset();
+  }
+  return process;
+}
+
+// The states differ: the merged report keeps the first input's and says so.
+std::string StatesWarning(const std::vector<Report>& inputs,
+                          const std::vector<std::string>& names) {
+  std::string states;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].state == inputs.front().state) continue;
+    states += (states.empty() ? "" : ", ") + names[i] + " " + ProfilerStateName(inputs[i].state);
+  }
+  if (states.empty()) return "";
+  return "the inputs profiled different states (" + states +
+         "); the merged report's state is the first input's, " +
+         ProfilerStateName(inputs.front().state) + ".";
+}
+
+}  // namespace
+
+Report MergeReports(const std::vector<Report>& inputs, EventSortingKey key) {
+  CheckInputs(inputs);
+  const bool by_rank = ByRank(inputs);
+  const std::string by = by_rank ? "rank" : "process";
+  std::vector<int64_t> ids;
+  std::vector<std::string> names;  // "rank 1", "pid 1234"
+  for (const Report& input : inputs) {
+    ids.push_back(by_rank ? *input.process.rank : input.process.pid);
+    names.push_back((by_rank ? "rank " : "pid ") + std::to_string(ids.back()));
+  }
+
+  Report merged;
+  merged.state = inputs.front().state;
+  merged.sorted_by = key == EventSortingKey::kDefault ? EventSortingKey::kTotal : key;
+  merged.cycle = inputs.front().cycle;
+  merged.process = MergedProcess(inputs);
+  merged.clock.unix_ns = inputs.front().clock.unix_ns + inputs.front().clock.offset_ns;
+
+  RowMerger rows;
+  std::vector<std::vector<double>> total_ms;  // by merged row, then input
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Report& input = inputs[i];
+    for (const EventRow& row : input.events) {
+      const size_t index = rows.Add(row);
+      if (index == total_ms.size()) total_ms.emplace_back(inputs.size(), 0.0);
+      total_ms[index][i] += row.total_ms;
+    }
+    for (PlaceSummary place : input.places) {
+      if (!place.process) place.process = input.process.pid;
+      merged.places.push_back(std::move(place));
+    }
+    merged.merged_from.push_back({input.summary_path, input.process});
+    merged.processes.insert(merged.processes.end(), input.processes.begin(), input.processes.end());
+    merged.dropped_events += input.dropped_events;
+    merged.wall_ms = std::max(merged.wall_ms, input.wall_ms);
+    merged.clock.unix_ns =
+        std::min(merged.clock.unix_ns, input.clock.unix_ns + input.clock.offset_ns);
+    if (input.cycle != merged.cycle) merged.cycle.reset();
+    for (const std::string& w : input.warnings) merged.warnings.push_back(names[i] + ": " + w);
+  }
+  merged.events = std::move(rows.rows());
+  for (size_t index = 0; index < merged.events.size(); ++index) {
+    merged.events[index].spread = Spread(total_ms[index], ids, by);
+  }
+  FinishMergedRows(merged.sorted_by, &merged.events);
+  merged.steps = MergeSteps(inputs, ids);
+
+  if (std::string states = StatesWarning(inputs, names); !states.empty()) {
+    merged.warnings.push_back(std::move(states));
+  }
+  for (std::string& w : StragglerWarnings(merged.events, merged.steps, by, inputs.size())) {
+    merged.warnings.push_back(std::move(w));
+  }
+  return merged;
+}
+
+void MergeChildren(Report* parent, const std::vector<Report>& children, bool per_process) {
+  RowMerger rows;
+  const auto add_rows = [&](const Report& report) {
+    for (EventRow row : report.events) {
+      if (per_process && !row.process) row.process = report.process.pid;
+      rows.Add(row);
+    }
+  };
+  add_rows(*parent);
+  if (!children.empty()) {
+    for (PlaceSummary& place : parent->places) {
+      if (!place.process) place.process = parent->process.pid;
+    }
+  }
+  for (const Report& child : children) {
+    add_rows(child);
+    for (PlaceSummary place : child.places) {
+      if (!place.process) place.process = child.process.pid;
+      parent->places.push_back(std::move(place));
+    }
+    int64_t calls = 0;
+    for (const EventRow& row : child.events) calls += row.calls;
+    parent->processes.push_back({child.process.pid, child.process.role, child.process.worker_id,
+                                 calls, child.wall_ms, child.summary_path});
+    const std::string prefix = "pid " + std::to_string(child.process.pid) + ": ";
+    for (const std::string& w : child.warnings) parent->warnings.push_back(prefix + w);
+    parent->dropped_events += child.dropped_events;
+  }
+  parent->events = std::move(rows.rows());
+  FinishMergedRows(parent->sorted_by, &parent->events);
+}
+
+}  // namespace paddle_prof::internal

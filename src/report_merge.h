@@ -1,0 +1,34 @@
+// Reports of several processes as one: paddle_prof.merge() over ranks or processes, and a
+// parent's stop folding in the reports its exited children wrote.
+//
+//   std::vector<Report> ranks = {LoadSummary("rank0.json.summary.json"),
+//                                LoadSummary("rank1.json.summary.json")};
+//   Report merged = MergeReports(ranks, EventSortingKey::kTotal);
+//   merged.events[0].spread->argmax;  // the slowest rank in the top row
+#ifndef PADDLE_PROF_SRC_REPORT_MERGE_H_
+#define PADDLE_PROF_SRC_REPORT_MERGE_H_
+
+#include <vector>
+
+#include "paddle_prof/report.h"
+
+namespace paddle_prof::internal {
+
+// paddle_prof.merge(): profiles of several processes or ranks as one report.
+// std::invalid_argument for an empty list, or for two inputs of the same process
+// (same host and pid), naming both inputs (by summary_path when set, else "input N").
+Report MergeReports(const std::vector<Report>& inputs, EventSortingKey key);
+
+// A parent's stop: its exited children's reports merged into its own. Rows merge across
+// processes as across threads (no spread); with per_process every row (the parent's
+// too) is keyed and labelled by process (EventRow::process = pid); places of every
+// process gain PlaceSummary::process (the parent's too, once there is a child);
+// parent->processes gains one ChildProcess per child (pid, role, worker_id from the
+// child's report.process, calls = sum of the child's row calls, wall_ms, summary_path);
+// the children's warnings come over prefixed "pid N: "; ratios are recomputed and rows
+// re-sorted by parent->sorted_by. Steps, wall_ms, process and clock stay the parent's.
+void MergeChildren(Report* parent, const std::vector<Report>& children, bool per_process);
+
+}  // namespace paddle_prof::internal
+
+#endif  // PADDLE_PROF_SRC_REPORT_MERGE_H_

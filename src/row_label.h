@@ -1,0 +1,18 @@
+// How a row is named where people read it: the text table and the warnings that name a
+// row (a merge's stragglers). "pid1234::thread0::conv2d [32, 3, 224, 224]".
+#ifndef PADDLE_PROF_SRC_ROW_LABEL_H_
+#define PADDLE_PROF_SRC_ROW_LABEL_H_
+
+#include <string>
+
+#include "paddle_prof/report.h"
+
+namespace paddle_prof::internal {
+
+// The row's process and thread (when it is split by them), name and tag, escaped
+// (text_escape.h) so that a newline in a name cannot split a line.
+std::string RowLabel(const EventRow& row);
+
+}  // namespace paddle_prof::internal
+
+#endif  // PADDLE_PROF_SRC_ROW_LABEL_H_

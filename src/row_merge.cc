@@ -1,0 +1,67 @@
+#include "row_merge.h"
+
+#include <algorithm>
+
+#include "memory_figures.h"
+#include "report_builder.h"
+
+namespace paddle_prof::internal {
+
+namespace {
+
+// A row with no calls ([no event]) has times 0 that are no call's: they bound nothing.
+void MergeExtremes(bool into_counts, bool from_counts, double from_min, double from_max,
+                   double* into_min, double* into_max) {
+  if (!from_counts) return;
+  *into_min = into_counts ? std::min(*into_min, from_min) : from_min;
+  *into_max = into_counts ? std::max(*into_max, from_max) : from_max;
+}
+
+void MergeGpu(const EventRow& from, EventRow* into) {
+  if (!from.gpu_total_ms) return;
+  const bool into_counts = into->calls > 0 && into->gpu_total_ms.has_value();
+  double min = into->gpu_min_ms.value_or(0);
+  double max = into->gpu_max_ms.value_or(0);
+  MergeExtremes(into_counts, from.calls > 0, from.gpu_min_ms.value_or(0),
+                from.gpu_max_ms.value_or(0), &min, &max);
+  into->gpu_min_ms = min;
+  into->gpu_max_ms = max;
+  into->gpu_total_ms = into->gpu_total_ms.value_or(0) + *from.gpu_total_ms;
+}
+
+}  // namespace
+
+size_t RowMerger::Add(const EventRow& row) {
+  const auto [it, fresh] =
+      index_.emplace(Key{row.name, row.tag, row.thread, row.process}, rows_.size());
+  if (fresh) {
+    rows_.push_back(row);
+    return it->second;
+  }
+  EventRow& into = rows_[it->second];
+  MergeExtremes(into.calls > 0, row.calls > 0, row.min_ms, row.max_ms, &into.min_ms, &into.max_ms);
+  MergeGpu(row, &into);  // before calls change: it asks whether `into` had any
+  into.calls += row.calls;
+  into.total_ms += row.total_ms;
+  into.self_ms += row.self_ms;
+  for (const auto& [place, stats] : row.memory) AddUp(&into.memory[place], stats);
+  return it->second;
+}
+
+void FinishMergedRows(EventSortingKey key, std::vector<EventRow>* rows) {
+  double self_sum = 0;
+  for (EventRow& row : *rows) {
+    const double calls = static_cast<double>(row.calls);
+    row.ave_ms = row.calls > 0 ? std::clamp(row.total_ms / calls, row.min_ms, row.max_ms) : 0;
+    if (row.gpu_total_ms) {
+      row.gpu_ave_ms = row.calls > 0
+                           ? std::clamp(*row.gpu_total_ms / calls, *row.gpu_min_ms, *row.gpu_max_ms)
+                           : 0;
+    }
+    self_sum += row.self_ms;
+  }
+  for (EventRow& row : *rows) row.ratio = self_sum > 0 ? row.self_ms / self_sum : 0;
+  SortRows(key, rows);
+}
+
+}  // namespace paddle_prof::internal

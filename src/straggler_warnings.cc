@@ -1,0 +1,109 @@
+#include "straggler_warnings.h"
+
+#include <algorithm>
+#include <map>
+
+#include "number_format.h"
+#include "row_label.h"
+
+namespace paddle_prof::internal {
+
+namespace {
+
+constexpr size_t kOpsListed = 10;
+constexpr size_t kStepsListed = 5;
+
+bool IsStraggler(double max_ms, double median_ms) {
+  return max_ms > 1.5 * median_ms && max_ms - median_ms >= 1.0;
+}
+
+std::string Input(const std::string& by, int64_t id) {
+  return (by == "rank" ? "rank " : "process ") + std::to_string(id);
+}
+
+// "against a median of 20.1 ms over 2 ranks"
+std::string AgainstMedian(double median_ms, size_t inputs, const std::string& by) {
+  const std::string unit = by == "rank" ? "rank" : "process";
+  return "against a median of " + FormatFixed(median_ms, 1) + " ms over " + std::to_string(inputs) +
+         " " + unit +
+         (inputs == 1      ? ""
+          : unit == "rank" ? "s"
+                           : "es");
+}
+
+struct OpStraggler {
+  double excess_ms;
+  std::string text;
+};
+
+std::vector<std::string> OpWarnings(const std::vector<EventRow>& rows, const std::string& by,
+                                    size_t inputs) {
+  std::vector<OpStraggler> found;
+  for (const EventRow& row : rows) {
+    if (!row.spread || !IsStraggler(row.spread->max_ms, row.spread->median_ms)) continue;
+    found.push_back({row.spread->max_ms - row.spread->median_ms,
+                     Input(by, row.spread->argmax) + " is a straggler in " + RowLabel(row) + ": " +
+                         FormatFixed(row.spread->max_ms, 1) + " ms there " +
+                         AgainstMedian(row.spread->median_ms, inputs, by)});
+  }
+  std::stable_sort(found.begin(), found.end(), [](const OpStraggler& a, const OpStraggler& b) {
+    return a.excess_ms > b.excess_ms;
+  });
+  std::vector<std::string> warnings;
+  for (size_t i = 0; i < found.size() && i < kOpsListed; ++i) warnings.push_back(found[i].text);
+  if (found.size() > kOpsListed) {
+    warnings.push_back(std::to_string(found.size() - kOpsListed) +
+                       " more stragglers among the ops, each behind by less than the ones "
+                       "above; every row's spread names its slowest " +
+                       by + ".");
+  }
+  return warnings;
+}
+
+// The lower middle value: with two inputs, the faster one.
+double LowerMedian(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[(values.size() - 1) / 2];
+}
+
+std::vector<std::string> StepWarnings(const std::vector<StepSummary>& steps,
+                                      const std::string& by) {
+  struct Straggled {
+    size_t count = 0;
+    std::string listed;
+  };
+  std::map<int64_t, Straggled> by_input;  // in rank (or pid) order
+  for (const StepSummary& step : steps) {
+    if (!step.slowest || step.wall_ms_by.empty()) continue;
+    std::vector<double> ms;
+    for (const auto& [input, wall_ms] : step.wall_ms_by) ms.push_back(wall_ms);
+    const double median = LowerMedian(ms);
+    if (!IsStraggler(step.wall_ms, median)) continue;
+    Straggled& s = by_input[*step.slowest];
+    if (++s.count <= kStepsListed) {
+      s.listed += (s.count == 1 ? "" : "; ") + std::string("step ") + std::to_string(step.step) +
+                  ": " + FormatFixed(step.wall_ms, 1) + " ms " +
+                  AgainstMedian(median, ms.size(), by);
+    }
+  }
+  std::vector<std::string> warnings;
+  for (const auto& [input, s] : by_input) {
+    std::string more;
+    if (s.count > kStepsListed) more = "; " + std::to_string(s.count - kStepsListed) + " more";
+    warnings.push_back(Input(by, input) + " is a straggler in " + std::to_string(s.count) + " of " +
+                       std::to_string(steps.size()) + " steps (" + s.listed + more + ")");
+  }
+  return warnings;
+}
+
+}  // namespace
+
+std::vector<std::string> StragglerWarnings(const std::vector<EventRow>& rows,
+                                           const std::vector<StepSummary>& steps,
+                                           const std::string& by, size_t inputs) {
+  std::vector<std::string> warnings = OpWarnings(rows, by, inputs);
+  for (std::string& w : StepWarnings(steps, by)) warnings.push_back(std::move(w));
+  return warnings;
+}
+
+}  // namespace paddle_prof::internal

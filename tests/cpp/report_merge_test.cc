@@ -1,0 +1,409 @@
+// Reports of several processes merged (report_merge.h): rows add up with their spread over
+// the inputs, steps line up by index, stragglers are named, and a parent folds in its
+// children.
+#include "report_merge.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "summary_reader.h"
+#include "test_util.h"
+
+namespace paddle_prof {
+namespace {
+
+using internal::MergeChildren;
+using internal::MergeReports;
+using testing::HasWarning;
+using testing::Row;
+
+EventRow MakeRow(const std::string& name, int64_t calls, double total, double self, double min,
+                 double max) {
+  EventRow row;
+  row.name = name;
+  row.calls = calls;
+  row.total_ms = total;
+  row.self_ms = self;
+  row.min_ms = min;
+  row.max_ms = max;
+  row.ave_ms = calls > 0 ? total / static_cast<double>(calls) : 0;
+  return row;
+}
+
+MemoryStats Memory(int64_t peak, int64_t alloc, int64_t allocs, int64_t freed, int64_t frees,
+                   int64_t live) {
+  MemoryStats m;
+  m.peak_bytes = peak;
+  m.alloc_bytes = alloc;
+  m.alloc_count = allocs;
+  m.free_bytes = freed;
+  m.free_count = frees;
+  m.live_bytes = live;
+  return m;
+}
+
+Report Input(int64_t pid, std::optional<int> rank, std::vector<EventRow> rows) {
+  Report r;
+  r.process.pid = pid;
+  r.process.host = "node1";
+  r.process.rank = rank;
+  if (rank) r.process.world_size = 2;
+  r.events = std::move(rows);
+  return r;
+}
+
+StepSummary Step(int index, double wall_ms, int64_t peak) {
+  StepSummary s;
+  s.step = index;
+  s.wall_ms = wall_ms;
+  s.peak_bytes = {{"CPU", peak}};
+  s.end_bytes = {{"CPU", peak / 2}};
+  return s;
+}
+
+// Two ranks: conv2d on both, only_rank1 on rank 1 alone, [no event] (no calls) on both.
+std::vector<Report> TwoRanks() {
+  EventRow conv0 = MakeRow("conv2d", 2, 4, 3, 1.5, 2.5);
+  conv0.memory["CPU"] = Memory(100, 200, 2, 100, 1, 100);
+  EventRow none0 = MakeRow("[no event]", 0, 0, 0, 0, 0);
+  none0.memory["CPU"] = Memory(10, 10, 1, 0, 0, 10);
+  EventRow conv1 = MakeRow("conv2d", 3, 9, 6, 2, 4);
+  conv1.memory["CPU"] = Memory(300, 300, 3, 250, 2, 50);
+  EventRow none1 = none0;
+  return {Input(100, 0, {conv0, none0}),
+          Input(200, 1, {conv1, MakeRow("only_rank1", 1, 1, 1, 1, 1), none1})};
+}
+
+TEST(ReportMergeTest, RowsSumTheirFiguresAndKeepTheExtremes) {
+  const Report merged = MergeReports(TwoRanks(), EventSortingKey::kTotal);
+  ASSERT_EQ(merged.events.size(), 3u);
+  const EventRow& conv = merged.events[0];  // sorted by total: conv2d, only_rank1, [no event]
+  EXPECT_EQ(conv.name, "conv2d");
+  EXPECT_EQ(merged.events[1].name, "only_rank1");
+  EXPECT_EQ(merged.events[2].name, "[no event]");
+  EXPECT_EQ(conv.calls, 5);
+  EXPECT_DOUBLE_EQ(conv.total_ms, 13);
+  EXPECT_DOUBLE_EQ(conv.self_ms, 9);
+  EXPECT_DOUBLE_EQ(conv.min_ms, 1.5);
+  EXPECT_DOUBLE_EQ(conv.max_ms, 4);
+  EXPECT_DOUBLE_EQ(conv.ave_ms, 2.6);
+  EXPECT_DOUBLE_EQ(conv.ratio, 0.9);  // 9 of the 10 ms of self time
+  EXPECT_DOUBLE_EQ(merged.events[1].ratio, 0.1);
+  const MemoryStats& m = testing::Cpu(conv);
+  EXPECT_EQ(m.peak_bytes, 300);
+  EXPECT_EQ(m.alloc_bytes, 500);
+  EXPECT_EQ(m.alloc_count, 5);
+  EXPECT_EQ(m.free_bytes, 350);
+  EXPECT_EQ(m.free_count, 3);
+  EXPECT_EQ(m.live_bytes, 150);
+  // A row with no calls bounds nothing: its zeros are no call's times.
+  const EventRow& none = merged.events[2];
+  EXPECT_EQ(none.calls, 0);
+  EXPECT_EQ(none.min_ms, 0);
+  EXPECT_EQ(testing::Cpu(none).live_bytes, 20);
+  EXPECT_FALSE(conv.gpu_total_ms.has_value());  // null while every input's is
+}
+
+TEST(ReportMergeTest, EachRowSpreadsOverEveryInputByRank) {
+  const Report merged = MergeReports(TwoRanks(), EventSortingKey::kTotal);
+  const RowSpread& conv = *Row(merged, "conv2d").spread;
+  EXPECT_EQ(conv.by, "rank");
+  EXPECT_DOUBLE_EQ(conv.min_ms, 4);
+  EXPECT_DOUBLE_EQ(conv.median_ms, 4);  // the lower of two middles
+  EXPECT_DOUBLE_EQ(conv.max_ms, 9);
+  EXPECT_EQ(conv.argmax, 1);
+  const RowSpread& only = *Row(merged, "only_rank1").spread;
+  EXPECT_DOUBLE_EQ(only.min_ms, 0);  // rank 0 has no such row: it counts 0 ms
+  EXPECT_DOUBLE_EQ(only.max_ms, 1);
+  EXPECT_EQ(only.argmax, 1);
+}
+
+TEST(ReportMergeTest, WithoutRanksTheSpreadIsByProcessAndTheMedianTheLowerMiddle) {
+  std::vector<Report> inputs;
+  const double totals[] = {3, 1, 40, 2};
+  for (int i = 0; i < 4; ++i) {
+    inputs.push_back(Input(11 + i, std::nullopt,
+                           {MakeRow("op", 1, totals[i], totals[i], totals[i], totals[i])}));
+  }
+  inputs[1].process.rank = 5;  // one rank is not enough to tell the inputs apart by rank
+  const Report merged = MergeReports(inputs, EventSortingKey::kTotal);
+  const RowSpread& spread = *merged.events[0].spread;
+  EXPECT_EQ(spread.by, "process");
+  EXPECT_DOUBLE_EQ(spread.min_ms, 1);
+  EXPECT_DOUBLE_EQ(spread.median_ms, 2);  // sorted 1, 2, 3, 40: the lower middle
+  EXPECT_DOUBLE_EQ(spread.max_ms, 40);
+  EXPECT_EQ(spread.argmax, 13);
+  EXPECT_TRUE(
+      HasWarning(merged,
+                 "process 13 is a straggler in op: 40.0 ms there against a median of 2.0 ms over 4 "
+                 "processes"));
+  EXPECT_FALSE(merged.process.world_size.has_value());
+}
+
+TEST(ReportMergeTest, StragglersAreNamedLargestExcessFirst) {
+  std::vector<Report> inputs = TwoRanks();
+  inputs[0].events.push_back(MakeRow("slow_op", 1, 20.1, 20.1, 20.1, 20.1));
+  inputs[1].events.push_back(MakeRow("slow_op", 1, 120.4, 120.4, 120.4, 120.4));
+  EventRow tagged = MakeRow("matmul", 1, 3, 3, 3, 3);
+  tagged.tag = "[8, 8]";
+  inputs[1].events.push_back(tagged);
+  inputs[1].events.push_back(MakeRow("close", 1, 1.4, 1.4, 1.4, 1.4));  // not 1.5x over 1.0
+  inputs[0].events.push_back(MakeRow("close", 1, 1.0, 1.0, 1.0, 1.0));
+  inputs[1].events.push_back(MakeRow("tiny", 1, 0.9, 0.9, 0.9, 0.9));  // under 1 ms more
+  inputs[0].events.push_back(MakeRow("tiny", 1, 0.1, 0.1, 0.1, 0.1));
+  const Report merged = MergeReports(inputs, EventSortingKey::kTotal);
+  const std::vector<std::string> expected = {
+      "rank 1 is a straggler in slow_op: 120.4 ms there against a median of 20.1 ms over 2 ranks",
+      "rank 1 is a straggler in conv2d: 9.0 ms there against a median of 4.0 ms over 2 ranks",
+      "rank 1 is a straggler in matmul [8, 8]: 3.0 ms there against a median of 0.0 ms over 2 "
+      "ranks",
+      "rank 1 is a straggler in only_rank1: 1.0 ms there against a median of 0.0 ms over 2 ranks"};
+  EXPECT_EQ(merged.warnings, expected);
+}
+
+TEST(ReportMergeTest, StragglingOpsPastTenAreCounted) {
+  std::vector<Report> inputs = {Input(1, 0, {}), Input(2, 1, {})};
+  for (int i = 0; i < 12; ++i) {
+    const double ms = 10 + i;
+    inputs[1].events.push_back(MakeRow("op" + std::to_string(i), 1, ms, ms, ms, ms));
+  }
+  const Report merged = MergeReports(inputs, EventSortingKey::kTotal);
+  ASSERT_EQ(merged.warnings.size(), 11u);
+  EXPECT_EQ(merged.warnings[0],
+            "rank 1 is a straggler in op11: 21.0 ms there against a median of 0.0 ms over 2 ranks");
+  EXPECT_EQ(merged.warnings[10].rfind("2 more stragglers", 0), 0u) << merged.warnings[10];
+}
+
+TEST(ReportMergeTest, StepsMergeByIndexWithEachInputsWallTime) {
+  std::vector<Report> inputs = TwoRanks();
+  inputs[0].steps = {Step(0, 20.1, 1000), Step(1, 20.0, 500), Step(2, 5.0, 10)};
+  inputs[1].steps = {Step(0, 70.3, 800), Step(1, 70.0, 900)};
+  const Report merged = MergeReports(inputs, EventSortingKey::kTotal);
+  ASSERT_EQ(merged.steps.size(), 3u);
+  const StepSummary& first = merged.steps[0];
+  EXPECT_DOUBLE_EQ(first.wall_ms, 70.3);
+  EXPECT_EQ(first.slowest, 1);
+  const std::map<std::string, double> by = {{"0", 20.1}, {"1", 70.3}};
+  EXPECT_EQ(first.wall_ms_by, by);
+  EXPECT_EQ(first.peak_bytes.at("CPU"), 1000);
+  EXPECT_EQ(merged.steps[1].peak_bytes.at("CPU"), 900);
+  EXPECT_EQ(merged.steps[1].end_bytes.at("CPU"), 450);
+  EXPECT_EQ(merged.steps[2].slowest, 0);
+  EXPECT_EQ(merged.steps[2].wall_ms_by.size(), 1u);
+  EXPECT_TRUE(HasWarning(merged,
+                         "rank 1 is a straggler in 2 of 3 steps (step 0: 70.3 ms against a median "
+                         "of 20.1 ms over 2 ranks; step 1: 70.0 ms against a median of 20.0 ms "
+                         "over 2 ranks)"));
+}
+
+TEST(ReportMergeTest, StepStragglersListFiveSteps) {
+  std::vector<Report> inputs = {Input(1, 0, {}), Input(2, 1, {})};
+  for (int i = 0; i < 7; ++i) {
+    inputs[0].steps.push_back(Step(i, 10, 0));
+    inputs[1].steps.push_back(Step(i, 30, 0));
+  }
+  const Report merged = MergeReports(inputs, EventSortingKey::kTotal);
+  ASSERT_EQ(merged.warnings.size(), 1u);
+  const std::string& w = merged.warnings[0];
+  EXPECT_EQ(w.rfind("rank 1 is a straggler in 7 of 7 steps (step 0: 30.0 ms against a median of "
+                    "10.0 ms over 2 ranks; step 1: ",
+                    0),
+            0u)
+      << w;
+  EXPECT_NE(w.find("step 4: 30.0 ms against a median of 10.0 ms over 2 ranks; 2 more)"),
+            std::string::npos)
+      << w;
+  EXPECT_EQ(w.find("step 5"), std::string::npos) << w;
+}
+
+TEST(ReportMergeTest, TheReportNamesItsInputsAndTheirPlaces) {
+  std::vector<Report> inputs = TwoRanks();
+  inputs[0].summary_path = "/tmp/rank0.json.summary.json";
+  inputs[0].wall_ms = 50;
+  inputs[1].wall_ms = 80;
+  inputs[0].clock = {1'000'000'000, 500};
+  inputs[1].clock = {1'000'000'600, -200};  // 1,000,000,400 on rank 0's clock: the earliest
+  inputs[0].dropped_events = 3;
+  inputs[1].dropped_events = 4;
+  inputs[0].warnings = {"a warning"};
+  inputs[1].warnings = {"another"};
+  inputs[1].state = ProfilerState::kAll;
+  inputs[0].places.push_back(PlaceSummary{"CPU", 1000, 0, 10, 0, {}, std::nullopt});
+  inputs[1].places.push_back(PlaceSummary{"CPU", 2000, 0, 20, 0, {}, std::nullopt});
+  inputs[1].places.push_back(PlaceSummary{"CPU", 30, 0, 0, 0, {}, 201});  // a child's
+  inputs[1].processes.push_back({201, "worker", 0, 7, 1.5, "/tmp/w.summary.json"});
+  inputs[0].cycle = 2;
+  inputs[1].cycle = 2;
+  const Report merged = MergeReports(inputs, EventSortingKey::kCalls);
+  EXPECT_EQ(merged.sorted_by, EventSortingKey::kCalls);
+  EXPECT_EQ(merged.events[0].name, "conv2d");
+  EXPECT_DOUBLE_EQ(merged.wall_ms, 80);
+  EXPECT_EQ(merged.clock.unix_ns, 1'000'000'400);
+  EXPECT_EQ(merged.clock.offset_ns, 0);
+  EXPECT_EQ(merged.dropped_events, 7);
+  EXPECT_EQ(merged.state, ProfilerState::kCPU);
+  EXPECT_EQ(merged.cycle, 2);
+  EXPECT_FALSE(merged.oom.has_value());
+  EXPECT_EQ(merged.process.role, "merged");
+  EXPECT_EQ(merged.process.pid, 100);
+  EXPECT_FALSE(merged.process.rank.has_value());
+  EXPECT_EQ(merged.process.world_size, 2);
+  ASSERT_EQ(merged.places.size(), 3u);
+  EXPECT_EQ(merged.places[0].process, 100);
+  EXPECT_EQ(merged.places[0].peak_bytes, 1000);
+  EXPECT_EQ(merged.places[1].process, 200);
+  EXPECT_EQ(merged.places[2].process, 201);
+  ASSERT_EQ(merged.merged_from.size(), 2u);
+  EXPECT_EQ(merged.merged_from[0].path, "/tmp/rank0.json.summary.json");
+  EXPECT_EQ(merged.merged_from[1].path, "");
+  EXPECT_EQ(merged.merged_from[1].process.pid, 200);
+  EXPECT_EQ(merged.merged_from[1].process.rank, 1);
+  ASSERT_EQ(merged.processes.size(), 1u);
+  EXPECT_EQ(merged.processes[0].pid, 201);
+  EXPECT_TRUE(HasWarning(merged, "rank 0: a warning"));
+  EXPECT_TRUE(HasWarning(merged, "rank 1: another"));
+  EXPECT_TRUE(HasWarning(merged,
+                         "the inputs profiled different states (rank 1 All); the merged report's "
+                         "state is the first input's, CPU."));
+  EXPECT_NE(merged.Table().find("Merged from 2 profiles"), std::string::npos);
+  // The summary of a merge reads back whole.
+  const std::string json = merged.ToJson();
+  EXPECT_EQ(internal::ReportFromJson(json, "merged").ToJson(), json);
+}
+
+TEST(ReportMergeTest, DifferentCyclesLeaveNone) {
+  std::vector<Report> inputs = TwoRanks();
+  inputs[0].cycle = 1;
+  inputs[1].cycle = 2;
+  EXPECT_FALSE(MergeReports(inputs, EventSortingKey::kTotal).cycle.has_value());
+}
+
+TEST(ReportMergeTest, GpuFiguresMergeAsTheCpusAndStayNullWhereNoneHasThem) {
+  std::vector<Report> inputs = TwoRanks();
+  EventRow& conv0 = inputs[0].events[0];
+  conv0.gpu_total_ms = 3;
+  conv0.gpu_min_ms = 1;
+  conv0.gpu_max_ms = 2;
+  conv0.gpu_ave_ms = 1.5;
+  EventRow& conv1 = inputs[1].events[0];
+  conv1.gpu_total_ms = 6;
+  conv1.gpu_min_ms = 0.5;
+  conv1.gpu_max_ms = 5;
+  conv1.gpu_ave_ms = 2;
+  const Report merged = MergeReports(inputs, EventSortingKey::kTotal);
+  const EventRow& conv = Row(merged, "conv2d");
+  EXPECT_DOUBLE_EQ(*conv.gpu_total_ms, 9);
+  EXPECT_DOUBLE_EQ(*conv.gpu_min_ms, 0.5);
+  EXPECT_DOUBLE_EQ(*conv.gpu_max_ms, 5);
+  EXPECT_DOUBLE_EQ(*conv.gpu_ave_ms, 1.8);
+  EXPECT_FALSE(Row(merged, "only_rank1").gpu_total_ms.has_value());
+}
+
+TEST(ReportMergeTest, BadInputsAreErrorsNamingThem) {
+  EXPECT_THROW(MergeReports({}, EventSortingKey::kTotal), std::invalid_argument);
+  std::vector<Report> inputs = TwoRanks();
+  inputs.push_back(inputs[0]);
+  inputs[0].summary_path = "/tmp/a.summary.json";
+  try {
+    MergeReports(inputs, EventSortingKey::kTotal);
+    ADD_FAILURE() << "two profiles of one process merged";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "/tmp/a.summary.json and input 2 are profiles of the same process (pid 100 on "
+              "host 'node1'): merge one profile per process or rank");
+  }
+  // The same pid on another host is another process.
+  inputs[2].process.host = "node2";
+  inputs[2].process.rank = 2;
+  EXPECT_EQ(MergeReports(inputs, EventSortingKey::kTotal).merged_from.size(), 3u);
+}
+
+Report Child(int64_t pid) {
+  EventRow a = MakeRow("a", 1, 2, 2, 2, 2);
+  a.memory["CPU"] = Memory(64, 64, 1, 0, 0, 64);
+  Report child = Input(pid, std::nullopt, {a, MakeRow("b", 4, 4, 4, 1, 1)});
+  child.process.role = "worker";
+  child.process.worker_id = 3;
+  child.process.parent_pid = 100;
+  child.wall_ms = 12.5;
+  child.summary_path = "/tmp/kids/" + std::to_string(pid) + ".json.summary.json";
+  child.warnings = {"a child's warning"};
+  child.places.push_back(PlaceSummary{"CPU", 64, 0, 64, 0, {}, std::nullopt});
+  child.steps = {Step(0, 99, 0)};
+  return child;
+}
+
+Report Parent() {
+  Report parent = Input(100, std::nullopt, {MakeRow("a", 2, 6, 5, 2, 4)});
+  parent.wall_ms = 40;
+  parent.places.push_back(PlaceSummary{"CPU", 10, 0, 0, 0, {}, std::nullopt});
+  parent.steps = {Step(0, 30, 0)};
+  parent.clock = {123, 4};
+  return parent;
+}
+
+TEST(ReportMergeTest, ChildrenMergeIntoTheParentAsThreadsDo) {
+  Report parent = Parent();
+  MergeChildren(&parent, {Child(200)}, /*per_process=*/false);
+  ASSERT_EQ(parent.events.size(), 2u);
+  const EventRow& a = Row(parent, "a");
+  EXPECT_EQ(a.calls, 3);
+  EXPECT_DOUBLE_EQ(a.total_ms, 8);
+  EXPECT_DOUBLE_EQ(a.ave_ms, 8.0 / 3);
+  EXPECT_DOUBLE_EQ(a.ratio, 7.0 / 11);
+  EXPECT_FALSE(a.process.has_value());
+  EXPECT_FALSE(a.spread.has_value());
+  EXPECT_EQ(testing::Cpu(a).live_bytes, 64);
+  ASSERT_EQ(parent.processes.size(), 1u);
+  const ChildProcess& child = parent.processes[0];
+  EXPECT_EQ(child.pid, 200);
+  EXPECT_EQ(child.role, "worker");
+  EXPECT_EQ(child.worker_id, 3);
+  EXPECT_EQ(child.calls, 5);
+  EXPECT_DOUBLE_EQ(child.wall_ms, 12.5);
+  EXPECT_EQ(child.summary_path, "/tmp/kids/200.json.summary.json");
+  ASSERT_EQ(parent.places.size(), 2u);
+  EXPECT_EQ(parent.places[0].process, 100);
+  EXPECT_EQ(parent.places[1].process, 200);
+  EXPECT_TRUE(HasWarning(parent, "pid 200: a child's warning"));
+  // What stays the parent's.
+  ASSERT_EQ(parent.steps.size(), 1u);
+  EXPECT_DOUBLE_EQ(parent.steps[0].wall_ms, 30);
+  EXPECT_DOUBLE_EQ(parent.wall_ms, 40);
+  EXPECT_EQ(parent.process.pid, 100);
+  EXPECT_EQ(parent.clock.unix_ns, 123);
+  EXPECT_NE(parent.Table().find("Processes: 2"), std::string::npos);
+}
+
+TEST(ReportMergeTest, PerProcessRowsAreLabelledByPid) {
+  Report parent = Parent();
+  MergeChildren(&parent, {Child(200), Child(300)}, /*per_process=*/true);
+  ASSERT_EQ(parent.events.size(), 5u);
+  EXPECT_EQ(parent.events[0].name, "a");  // the parent's 6 ms first
+  EXPECT_EQ(parent.events[0].process, 100);
+  EXPECT_EQ(parent.events[0].calls, 2);
+  const std::string table = parent.Table();
+  for (const char* label : {"pid100::a ", "pid200::a ", "pid300::b "}) {
+    EXPECT_NE(table.find(label), std::string::npos) << label << "\n" << table;
+  }
+  EXPECT_EQ(parent.processes.size(), 2u);
+  EXPECT_EQ(parent.places.size(), 3u);
+}
+
+TEST(ReportMergeTest, WithoutChildrenOnlyPerProcessChangesTheRows) {
+  Report alone = Parent();
+  MergeChildren(&alone, {}, /*per_process=*/false);
+  EXPECT_FALSE(alone.events[0].process.has_value());
+  EXPECT_DOUBLE_EQ(alone.events[0].ratio, 1);  // recomputed: the only row
+  EXPECT_FALSE(alone.places[0].process.has_value());
+  EXPECT_TRUE(alone.processes.empty());
+  MergeChildren(&alone, {}, /*per_process=*/true);
+  EXPECT_EQ(alone.events[0].process, 100);
+  EXPECT_FALSE(alone.places[0].process.has_value());
+}
+
+}  // namespace
+}  // namespace paddle_prof
