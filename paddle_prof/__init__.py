@@ -15,6 +15,7 @@ Example::
 """
 
 from paddle_prof.memory import empty
+from paddle_prof.merge import load, merge
 from paddle_prof.profiler import (
     SORTED_KEYS,
     STATES,
@@ -35,7 +36,9 @@ __all__ = [
     "SORTED_KEYS",
     "STATES",
     "empty",
+    "load",
     "mark_step",
+    "merge",
     "profiler",
     "record_event",
     "recover",

@@ -92,6 +92,17 @@ Report Snapshot(const std::string& sorted_key, const std::string& profile_path, 
   return internal::SnapshotProfiler(options);
 }
 
+Report LoadSummary(const std::string& path) {
+  py::gil_scoped_release release;
+  return internal::LoadSummary(path);  // std::invalid_argument: ValueError naming the file
+}
+
+Report Merge(const std::vector<Report>& inputs, const std::string& sorted_key) {
+  const EventSortingKey key = ParseSortingKey(sorted_key);
+  py::gil_scoped_release release;
+  return internal::MergeReports(inputs, key);
+}
+
 }  // namespace
 }  // namespace paddle_prof
 
@@ -101,7 +112,12 @@ PYBIND11_MODULE(_core, m) {
 
   py::class_<Report>(m, "NativeReport")
       .def("to_json", &Report::ToJson)
-      .def("table", &Report::Table, py::arg("detailed"), py::arg("row_limit"));
+      .def("table", &Report::Table, py::arg("detailed"), py::arg("row_limit"))
+      // A merge written by the CLI names its summary file, and says what it left out.
+      .def_readwrite("summary_path", &Report::summary_path)
+      .def(
+          "add_warning", [](Report& r, const std::string& w) { r.warnings.push_back(w); },
+          py::arg("warning"));
 
   py::class_<Scope>(m, "Scope")
       .def(py::init<const std::string&, const std::optional<std::string>&>(), py::arg("name"),
@@ -138,6 +154,8 @@ PYBIND11_MODULE(_core, m) {
         py::arg("every_window") = false);
   m.def("recover", &Recover, py::arg("directory"), py::arg("sorted_key"), py::arg("profile_path"),
         py::arg("per_thread"));
+  m.def("load_summary", &LoadSummary, py::arg("path"));
+  m.def("merge", &Merge, py::arg("reports"), py::arg("sorted_key"));
   m.def("catch_snapshot_signal", &internal::CatchSnapshotSignalNamed, py::arg("name"));
   m.def("reset_profiler", [] {
     py::gil_scoped_release release;

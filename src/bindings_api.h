@@ -18,7 +18,9 @@
 //    from the core's own tables;
 //  - OnOutOfMemory (out_of_memory.h): the torch allocators' failures;
 //  - SetDistributedInfo (profiler_control.h): the rank and clock offset the Python
-//    profiler finds in torch.distributed as a window opens.
+//    profiler finds in torch.distributed as a window opens;
+//  - LoadSummary (summary_reader.h): paddle_prof.load(), and the summaries a merge reads;
+//  - MergeReports (report_merge.h): paddle_prof.merge() and `python3 -m paddle_prof merge`.
 #ifndef PADDLE_PROF_SRC_BINDINGS_API_H_
 #define PADDLE_PROF_SRC_BINDINGS_API_H_
 
@@ -29,5 +31,7 @@
 #include "native_guard.h"
 #include "out_of_memory.h"
 #include "profiler_control.h"
+#include "report_merge.h"
+#include "summary_reader.h"
 
 #endif  // PADDLE_PROF_SRC_BINDINGS_API_H_
