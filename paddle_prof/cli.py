@@ -1,5 +1,6 @@
 """``python3 -m paddle_prof run``: profile a Python script without touching it;
-``python3 -m paddle_prof recover``: the report of one killed before it stopped."""
+``python3 -m paddle_prof recover``: the report of one killed before it stopped;
+``python3 -m paddle_prof merge``: the profiles of several processes or ranks as one."""
 
 from __future__ import annotations
 
@@ -10,7 +11,11 @@ import sys
 from typing import List, Optional
 
 from paddle_prof import _core
+from paddle_prof.atomic_write import write_atomically
+from paddle_prof.merge import SUMMARY_SUFFIX, load, merge
 from paddle_prof.profiler import SORTED_KEYS, STATES, _set_capture_dir, recover, stop_profiler
+from paddle_prof.report import Report
+from paddle_prof.trace_merge import merge_traces
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -53,7 +58,40 @@ def _parser() -> argparse.ArgumentParser:
                             help="write the Chrome trace here and the summary at "
                                  "PATH.summary.json")
     recovering.add_argument("--per-thread", action="store_true", help="one row per thread")
+    merging = commands.add_parser(
+        "merge", help="merge the profiles of several processes or ranks",
+        description="Prints the merged report of FILES (summary files, or the trace paths "
+                    "beside them): rows summed over the inputs with their spread, steps by "
+                    "index, stragglers named.")
+    merging.add_argument("files", nargs="+", metavar="FILES", help="the summaries to merge")
+    merging.add_argument("--sorted-key", default="total", choices=[k for k in SORTED_KEYS if k])
+    merging.add_argument("--profile-path", default=None, metavar="OUT",
+                         help="write OUT, a Chrome trace with one process per input on "
+                              "aligned clocks, and the merged summary at OUT.summary.json")
     return parser
+
+
+def _merge(options: argparse.Namespace) -> int:
+    try:
+        inputs = [load(path) for path in options.files]
+        merged = merge(inputs, options.sorted_key)
+    except ValueError as e:
+        print(f"paddle_prof merge: {e}", file=sys.stderr)
+        return 1
+    if options.profile_path is not None:
+        native = merged._native
+        try:
+            for warning in merge_traces(inputs, merged, options.profile_path):
+                native.add_warning(warning)
+            native.summary_path = options.profile_path + SUMMARY_SUFFIX
+            write_atomically(native.summary_path, native.to_json())
+        except OSError as e:
+            print(f"paddle_prof merge: cannot write {e.filename}: {e.strerror}", file=sys.stderr)
+            return 1
+        merged = Report(native)
+    table = merged.table()
+    print(table, end="" if table.endswith("\n") else "\n")
+    return 0
 
 
 def _recover(options: argparse.Namespace) -> int:
@@ -89,6 +127,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     options = _parser().parse_args(argv)
     if options.command == "recover":
         return _recover(options)
+    if options.command == "merge":
+        return _merge(options)
     if options.native and os.environ.pop(_NATIVE_MARK, None) is None:
         _exec_with_preload(argv)  # does not return
 

@@ -1,10 +1,13 @@
-"""paddle_prof.load() and paddle_prof.merge(): two ranks
+"""paddle_prof.load(), paddle_prof.merge() and ``python3 -m paddle_prof merge``: two ranks
 profiled in this process (the second summary given another pid, as another process would
-have), merged with exact sums, spreads, steps and places; bad inputs are errors that name the
-file."""
+have), merged with exact sums, spreads, steps and places, and one process per input in
+the merged trace; bad inputs are errors that name the file."""
 
 import io
 import json
+import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -163,3 +166,76 @@ def test_bad_inputs_are_errors_that_name_the_file(ranks, tmp_path):
         paddle_prof.merge([rank0, 7])
     with pytest.raises(TypeError, match="list"):
         paddle_prof.merge(str(rank0))
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "paddle_prof", "merge", *map(str, args)],
+                          capture_output=True, text=True, timeout=120, env=os.environ.copy())
+
+
+def test_cli_prints_the_merged_table_and_writes_the_summary_and_trace(ranks, tmp_path):
+    rank0, rank1 = ranks
+    out = tmp_path / "merged.json"
+    result = cli(rank0, str(rank1) + ".summary.json", "--sorted-key", "calls",
+                 "--profile-path", out)
+    assert result.returncode == 0, result.stderr
+    assert "Merged from 2 profiles" in result.stdout
+    assert "Sorted by number of calls" in result.stdout
+    rows = len(summary(out)["events"])
+    assert rows == EXTRA_ROWS + 2  # op, only_rank0 and the extras
+    assert f"({rows - 50} more rows, all in {out}.summary.json)" in result.stdout
+    assert summary(out) == paddle_prof.merge([rank0, rank1], "calls").to_dict()
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        ["merged.json", "merged.json.summary.json", "rank0.json", "rank0.json.summary.json",
+         "rank1.json", "rank1.json.summary.json"])  # no temporary left behind
+
+
+def test_the_merged_trace_has_a_process_per_input_on_one_clock(ranks, tmp_path):
+    rank0, rank1 = ranks
+    out = tmp_path / "merged.json"
+    assert cli(rank0, rank1, "--profile-path", out).returncode == 0
+    trace = json.loads(out.read_text())
+    assert trace["displayTimeUnit"] == "ms"
+    s0, s1 = summary(rank0), summary(rank1)
+    pids = [s0["process"]["pid"], s1["process"]["pid"]]
+    names = {e["pid"]: e["args"]["name"] for e in trace["traceEvents"]
+             if e["ph"] == "M" and e["name"] == "process_name"}
+    assert names == {pids[0]: f"rank 0 (pid {pids[0]})", pids[1]: f"rank 1 (pid {pids[1]})"}
+    start = min(s["clock"]["unix_ns"] for s in (s0, s1))
+    for pid, trace_path, s in zip(pids, (rank0, rank1), (s0, s1)):
+        own = [e for e in json.loads(trace_path.read_text())["traceEvents"] if e["name"] == "op"]
+        moved = [e for e in trace["traceEvents"] if e["name"] == "op" and e["pid"] == pid]
+        assert len(own) == len(moved) == (6 if pid == pids[0] else 4)
+        shift_us = (s["clock"]["unix_ns"] - start) / 1000
+        for before, after in zip(own, moved):
+            assert after["ts"] == pytest.approx(before["ts"] + shift_us, abs=0.001)
+            assert after["dur"] == before["dur"]
+    # Rank 1 started later, so its first op starts later on the merged clock.
+    assert s1["clock"]["unix_ns"] > s0["clock"]["unix_ns"]
+
+
+def test_cli_merges_without_a_missing_trace_and_says_so(ranks, tmp_path):
+    rank0, rank1 = ranks
+    os.remove(rank1)
+    out = tmp_path / "merged.json"
+    result = cli(rank0, rank1, "--profile-path", out)
+    assert result.returncode == 0, result.stderr
+    [warning] = [w for w in summary(out)["warnings"] if "merged trace lacks it" in w]
+    assert warning.startswith(f"rank 1 (pid {summary(rank1)['process']['pid']}): its trace "
+                              f"{rank1} could not be read")
+    assert "merged trace lacks it" in result.stdout
+    pids = {e["pid"] for e in json.loads(out.read_text())["traceEvents"]}
+    assert pids == {summary(rank0)["process"]["pid"]}
+
+
+def test_cli_bad_input_exits_1_naming_the_file(ranks, tmp_path):
+    rank0, _ = ranks
+    bad = tmp_path / "bad.json"
+    bad.write_text("[]")
+    result = cli(rank0, bad)
+    assert result.returncode == 1
+    assert f"{bad}: not a paddle_prof summary" in result.stderr
+    assert result.stdout == ""
+    same = cli(rank0, rank0)
+    assert same.returncode == 1
+    assert "same process" in same.stderr

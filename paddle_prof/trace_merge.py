@@ -1,0 +1,108 @@
+"""The Chrome traces of merged inputs as one trace: a process per input, on one clock.
+
+Each input's trace is read from beside its summary (the summary path less
+``.summary.json``). Its events move to a pid of their own (the input's pid, or its
+position when two inputs share one; a GPU's pseudo-process gets a fresh pid), its
+arrows (flow events) to ids of their own, and its times shift by where its window
+started against the earliest input's start, each start read on rank 0's clock
+(``clock.unix_ns + clock.offset_ns``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+from paddle_prof.atomic_write import write_atomically
+from paddle_prof.merge import SUMMARY_SUFFIX
+from paddle_prof.report import Report
+
+_FRESH_PID_BASE = 0x7FFF0000  # where the core draws GPUs too: far above any real pid
+_FLOW_IDS_PER_INPUT = 1 << 40
+
+
+def _name(process: Dict[str, Any]) -> str:
+    if process.get("rank") is not None:
+        return f"rank {process['rank']} (pid {process['pid']})"
+    return f"pid {process['pid']}"
+
+
+def _read_trace(summary: Dict[str, Any], path: Optional[str]) -> Tuple[Optional[dict], str]:
+    """The input's trace, or None and why not."""
+    label = _name(summary["process"])
+    if not path or not path.endswith(SUMMARY_SUFFIX):
+        return None, f"{label}: no trace to merge (its summary was not read from a file " \
+                     f"named <trace>{SUMMARY_SUFFIX}); the merged trace lacks it."
+    trace_path = path[:-len(SUMMARY_SUFFIX)]
+    try:
+        with open(trace_path, encoding="utf-8") as f:
+            trace = json.load(f)
+    except (OSError, ValueError) as e:
+        return None, f"{label}: its trace {trace_path} could not be read ({e}); " \
+                     f"the merged trace lacks it."
+    if not isinstance(trace, dict) or not isinstance(trace.get("traceEvents"), list):
+        return None, f"{label}: {trace_path} is not a Chrome trace; the merged trace lacks it."
+    return trace, ""
+
+
+class _Pids:
+    """Pids for the merged trace: each input's own where it is free, fresh ones else."""
+
+    def __init__(self) -> None:
+        self.used: Set[int] = set()
+        self.next_fresh = _FRESH_PID_BASE
+
+    def take(self, wanted: Optional[int]) -> int:
+        if wanted is not None and wanted not in self.used:
+            self.used.add(wanted)
+            return wanted
+        while self.next_fresh in self.used:
+            self.next_fresh += 1
+        self.used.add(self.next_fresh)
+        return self.next_fresh
+
+
+def merge_traces(inputs: List[Report], merged: Report, out_path: str) -> List[str]:
+    """Writes ``out_path``, the trace of ``inputs`` (Reports loaded from summary files)
+    merged as ``merged`` was; returns a warning for each input whose trace is left out."""
+    start_ns = merged.to_dict()["clock"]["unix_ns"]
+    pids = _Pids()
+    # Each input's own pid first, so that only a clash takes a substitute.
+    summaries = [report.to_dict() for report in inputs]
+    main_pids = []
+    for i, summary in enumerate(summaries):
+        own = summary["process"]["pid"]
+        main_pids.append(pids.take(own if own not in pids.used else i + 1))
+    events: List[Dict[str, Any]] = []
+    warnings: List[str] = []
+    for i, (report, summary) in enumerate(zip(inputs, summaries)):
+        trace, why = _read_trace(summary, report._native.summary_path)
+        if trace is None:
+            warnings.append(why)
+            continue
+        clock = summary["clock"]
+        shift_us = (clock["unix_ns"] + clock["offset_ns"] - start_ns) / 1000
+        label = _name(summary["process"])
+        trace_events = [e for e in trace["traceEvents"] if isinstance(e, dict)]
+        # The core writes its process's name first; GPUs come after, as processes of their own.
+        own_pid = trace_events[0].get("pid") if trace_events else None
+        moved: Dict[Any, int] = {}
+        for event in trace_events:
+            old = event.get("pid")
+            if old not in moved:
+                moved[old] = main_pids[i] if old == own_pid else pids.take(None)
+            event["pid"] = moved[old]
+            if isinstance(event.get("ts"), (int, float)):
+                event["ts"] = round(event["ts"] + shift_us, 3)
+            if event.get("ph") in ("s", "t", "f") and isinstance(event.get("id"), int):
+                event["id"] += i * _FLOW_IDS_PER_INPUT
+            if event.get("ph") == "M" and event.get("name") == "process_name":
+                own_process = old == own_pid
+                event["args"] = {"name": label if own_process
+                                 else f"{label}: {event.get('args', {}).get('name', '')}"}
+            events.append(event)
+        events.append({"name": "process_sort_index", "ph": "M", "pid": main_pids[i],
+                       "args": {"sort_index": i}})
+    write_atomically(out_path, json.dumps({"displayTimeUnit": "ms", "traceEvents": events},
+                                          separators=(",", ":")))
+    return warnings
