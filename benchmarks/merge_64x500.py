@@ -1,7 +1,8 @@
 """How long paddle_prof.merge() takes over 64 ranks' summaries of 500 rows each, reading
 the files included (the target: 5 s).
 
-    PYTHONPATH=build/python python3 benchmarks/merge_64x500.py [--ranks 64] [--rows 500] [--rounds 5]
+    PYTHONPATH=build/python python3 benchmarks/merge_64x500.py [--ranks 64] [--rows 500]
+        [--rounds 5]
 
 One real window with `rows` events (each allocating, so rows carry memory) and 10 steps
 writes a summary; the other ranks' summaries are that one with another pid and rank and

@@ -75,11 +75,13 @@ def merge_traces(inputs: List[Report], merged: Report, out_path: str) -> List[st
         main_pids.append(pids.take(own if own not in pids.used else i + 1))
     events: List[Dict[str, Any]] = []
     warnings: List[str] = []
+    time_unit = "ms"  # the inputs' own, which the core always writes
     for i, (report, summary) in enumerate(zip(inputs, summaries)):
         trace, why = _read_trace(summary, report._native.summary_path)
         if trace is None:
             warnings.append(why)
             continue
+        time_unit = trace.get("displayTimeUnit", time_unit)
         clock = summary["clock"]
         shift_us = (clock["unix_ns"] + clock["offset_ns"] - start_ns) / 1000
         label = _name(summary["process"])
@@ -103,6 +105,6 @@ def merge_traces(inputs: List[Report], merged: Report, out_path: str) -> List[st
             events.append(event)
         events.append({"name": "process_sort_index", "ph": "M", "pid": main_pids[i],
                        "args": {"sort_index": i}})
-    write_atomically(out_path, json.dumps({"displayTimeUnit": "ms", "traceEvents": events},
+    write_atomically(out_path, json.dumps({"displayTimeUnit": time_unit, "traceEvents": events},
                                           separators=(",", ":")))
     return warnings

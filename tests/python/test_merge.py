@@ -239,3 +239,27 @@ def test_cli_bad_input_exits_1_naming_the_file(ranks, tmp_path):
     same = cli(rank0, rank0)
     assert same.returncode == 1
     assert "same process" in same.stderr
+
+
+def test_each_inputs_gpu_stays_a_process_of_its_own(ranks, tmp_path):
+    gpu_pid = 0x7FFF0000  # where the core draws GPU 0
+    for trace_path in ranks:
+        trace = json.loads(trace_path.read_text())
+        trace["traceEvents"] += [
+            {"name": "process_name", "ph": "M", "pid": gpu_pid, "args": {"name": "GPU 0"}},
+            {"name": "kernel", "cat": "gpu_kernel", "ph": "X", "pid": gpu_pid, "tid": 7,
+             "ts": 5.0, "dur": 1.0},
+            {"name": "launch", "cat": "launch", "ph": "s", "pid": gpu_pid, "tid": 7,
+             "ts": 5.0, "id": 3}]
+        trace_path.write_text(json.dumps(trace))
+    out = tmp_path / "merged.json"
+    assert cli(*ranks, "--profile-path", out).returncode == 0
+    events = json.loads(out.read_text())["traceEvents"]
+    names = {e["pid"]: e["args"]["name"] for e in events
+             if e["ph"] == "M" and e["name"] == "process_name"}
+    labels = [f"rank {r} (pid {summary(p)['process']['pid']})" for r, p in enumerate(ranks)]
+    assert sorted(names.values()) == sorted(labels + [f"{label}: GPU 0" for label in labels])
+    kernel_pids = {e["pid"] for e in events if e["name"] == "kernel"}
+    assert len(kernel_pids) == 2
+    assert all(names[pid].endswith(": GPU 0") for pid in kernel_pids)
+    assert len({e["id"] for e in events if e["name"] == "launch"}) == 2
