@@ -24,12 +24,17 @@ void CheckInputs(const std::vector<Report>& inputs) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ProcessInfo& p = inputs[i].process;
     const auto [first, fresh] = seen.emplace(std::make_pair(p.host, p.pid), i);
-    if (!fresh) {
-      throw std::invalid_argument(
-          InputName(inputs[first->second], first->second) + " and " + InputName(inputs[i], i) +
-          " are profiles of the same process (pid " + std::to_string(p.pid) + " on host '" +
-          p.host + "'): merge one profile per process or rank");
+    if (fresh) continue;
+    const std::string both =
+        InputName(inputs[first->second], first->second) + " and " + InputName(inputs[i], i);
+    if (p.pid == 0) {  // summaries written before they named their process
+      throw std::invalid_argument(both +
+                                  " do not say which process they are of (written by an older "
+                                  "paddle_prof): a merge tells its inputs apart by pid or rank");
     }
+    throw std::invalid_argument(both + " are profiles of the same process (pid " +
+                                std::to_string(p.pid) + " on host '" + p.host +
+                                "'): merge one profile per process or rank");
   }
 }
 

@@ -315,6 +315,14 @@ TEST(ReportMergeTest, BadInputsAreErrorsNamingThem) {
               "/tmp/a.summary.json and input 2 are profiles of the same process (pid 100 on "
               "host 'node1'): merge one profile per process or rank");
   }
+  std::vector<Report> unnamed(2);  // summaries from before they named their process
+  try {
+    MergeReports(unnamed, EventSortingKey::kTotal);
+    ADD_FAILURE() << "two profiles of unknown processes merged";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("input 0 and input 1 do not say which process", 0), 0u)
+        << e.what();
+  }
   // The same pid on another host is another process.
   inputs[2].process.host = "node2";
   inputs[2].process.rank = 2;
