@@ -105,6 +105,8 @@ def merge_traces(inputs: List[Report], merged: Report, out_path: str) -> List[st
             events.append(event)
         events.append({"name": "process_sort_index", "ph": "M", "pid": main_pids[i],
                        "args": {"sort_index": i}})
-    write_atomically(out_path, json.dumps({"displayTimeUnit": time_unit, "traceEvents": events},
-                                          separators=(",", ":")))
+    # ts 0 is the earliest start, on CLOCK_REALTIME (as Kineto's traces name theirs).
+    merged_trace = {"displayTimeUnit": time_unit, "baseTimeNanoseconds": start_ns,
+                    "traceEvents": events}
+    write_atomically(out_path, json.dumps(merged_trace, separators=(",", ":")))
     return warnings

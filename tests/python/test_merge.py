@@ -202,6 +202,7 @@ def test_the_merged_trace_has_a_process_per_input_on_one_clock(ranks, tmp_path):
              if e["ph"] == "M" and e["name"] == "process_name"}
     assert names == {pids[0]: f"rank 0 (pid {pids[0]})", pids[1]: f"rank 1 (pid {pids[1]})"}
     start = min(s["clock"]["unix_ns"] for s in (s0, s1))
+    assert trace["baseTimeNanoseconds"] == start
     for pid, trace_path, s in zip(pids, (rank0, rank1), (s0, s1)):
         own = [e for e in json.loads(trace_path.read_text())["traceEvents"] if e["name"] == "op"]
         moved = [e for e in trace["traceEvents"] if e["name"] == "op" and e["pid"] == pid]
