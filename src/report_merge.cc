@@ -196,7 +196,7 @@ void MergeChildren(Report* parent, const std::vector<Report>& children, bool per
                                  calls, child.wall_ms, child.summary_path});
     const std::string prefix = "pid " + std::to_string(child.process.pid) + ": ";
     for (const std::string& w : child.warnings) parent->warnings.push_back(prefix + w);
-    parent->dropped_events += child.dropped_events;
+    parent->dropped_events += child.dropped_events;  // its rows lack them as the parent's do
   }
   parent->events = std::move(rows.rows());
   FinishMergedRows(parent->sorted_by, &parent->events);
