@@ -66,25 +66,38 @@ void KeepLargest(const std::map<std::string, int64_t>& from, std::map<std::strin
 
 // Steps of the same index: the slowest input's wall time, every input's by its id, and
 // each place's (and process figure's) largest over the inputs.
+// Steps line up by index. The slowest input of a step is the one with the most time
+// outside collective communication: in a synchronous job every rank's step lasts as long
+// as the slowest one's, the others waiting in communication. `work_ms_by` gets that
+// time per input, for the straggler warnings.
 std::vector<StepSummary> MergeSteps(const std::vector<Report>& inputs,
-                                    const std::vector<int64_t>& ids) {
+                                    const std::vector<int64_t>& ids,
+                                    std::vector<std::map<int64_t, double>>* work_ms_by) {
   std::map<int, StepSummary> by_index;
+  std::map<int, std::map<int64_t, double>> work_by_index;
   for (size_t i = 0; i < inputs.size(); ++i) {
     for (const StepSummary& step : inputs[i].steps) {
       StepSummary& merged = by_index[step.step];
+      std::map<int64_t, double>& work = work_by_index[step.step];
       merged.step = step.step;
       merged.wall_ms_by[std::to_string(ids[i])] = step.wall_ms;
-      if (!merged.slowest || step.wall_ms > merged.wall_ms) {
-        merged.wall_ms = step.wall_ms;
+      merged.wall_ms = std::max(merged.wall_ms, step.wall_ms);
+      const double own = std::max(step.wall_ms - step.comm_ms, 0.0);
+      if (!merged.slowest || own > work[*merged.slowest]) {
         merged.slowest = ids[i];
+        merged.comm_ms = step.comm_ms;
       }
+      work[ids[i]] = own;
       KeepLargest(step.peak_bytes, &merged.peak_bytes);
       KeepLargest(step.end_bytes, &merged.end_bytes);
       KeepLargest(step.process, &merged.process);
     }
   }
   std::vector<StepSummary> steps;
-  for (auto& [index, step] : by_index) steps.push_back(std::move(step));
+  for (auto& [index, step] : by_index) {
+    steps.push_back(std::move(step));
+    work_ms_by->push_back(std::move(work_by_index[index]));
+  }
   return steps;
 }
 
@@ -159,12 +172,14 @@ Report MergeReports(const std::vector<Report>& inputs, EventSortingKey key) {
     merged.events[index].spread = Spread(total_ms[index], ids, by);
   }
   FinishMergedRows(merged.sorted_by, &merged.events);
-  merged.steps = MergeSteps(inputs, ids);
+  std::vector<std::map<int64_t, double>> work_ms_by;
+  merged.steps = MergeSteps(inputs, ids, &work_ms_by);
 
   if (std::string states = StatesWarning(inputs, names); !states.empty()) {
     merged.warnings.push_back(std::move(states));
   }
-  for (std::string& w : StragglerWarnings(merged.events, merged.steps, by, inputs.size())) {
+  for (std::string& w :
+       StragglerWarnings(merged.events, merged.steps, work_ms_by, by, inputs.size())) {
     merged.warnings.push_back(std::move(w));
   }
   return merged;

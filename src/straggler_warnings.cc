@@ -5,6 +5,7 @@
 
 #include "number_format.h"
 #include "row_label.h"
+#include "step_communication.h"
 
 namespace paddle_prof::internal {
 
@@ -40,7 +41,10 @@ std::vector<std::string> OpWarnings(const std::vector<EventRow>& rows, const std
                                     size_t inputs) {
   std::vector<OpStraggler> found;
   for (const EventRow& row : rows) {
-    if (!row.spread || !IsStraggler(row.spread->max_ms, row.spread->median_ms)) continue;
+    if (!row.spread || IsCommunication(row.name) ||
+        !IsStraggler(row.spread->max_ms, row.spread->median_ms)) {
+      continue;
+    }
     found.push_back({row.spread->max_ms - row.spread->median_ms,
                      Input(by, row.spread->argmax) + " is a straggler in " + RowLabel(row) + ": " +
                          FormatFixed(row.spread->max_ms, 1) + " ms there " +
@@ -67,22 +71,31 @@ double LowerMedian(std::vector<double> values) {
 }
 
 std::vector<std::string> StepWarnings(const std::vector<StepSummary>& steps,
+                                      const std::vector<std::map<int64_t, double>>& work_ms_by,
                                       const std::string& by) {
   struct Straggled {
     size_t count = 0;
     std::string listed;
   };
   std::map<int64_t, Straggled> by_input;  // in rank (or pid) order
-  for (const StepSummary& step : steps) {
-    if (!step.slowest || step.wall_ms_by.empty()) continue;
+  for (size_t i = 0; i < steps.size() && i < work_ms_by.size(); ++i) {
+    const StepSummary& step = steps[i];
+    if (!step.slowest || work_ms_by[i].empty()) continue;
     std::vector<double> ms;
-    for (const auto& [input, wall_ms] : step.wall_ms_by) ms.push_back(wall_ms);
+    for (const auto& [input, work_ms] : work_ms_by[i]) ms.push_back(work_ms);
     const double median = LowerMedian(ms);
-    if (!IsStraggler(step.wall_ms, median)) continue;
+    const double slowest = work_ms_by[i].at(*step.slowest);
+    if (!IsStraggler(slowest, median)) continue;
+    const bool waited =
+        std::any_of(work_ms_by[i].begin(), work_ms_by[i].end(), [&step](const auto& input) {
+          const auto wall = step.wall_ms_by.find(std::to_string(input.first));
+          return wall != step.wall_ms_by.end() && wall->second != input.second;
+        });
     Straggled& s = by_input[*step.slowest];
     if (++s.count <= kStepsListed) {
       s.listed += (s.count == 1 ? "" : "; ") + std::string("step ") + std::to_string(step.step) +
-                  ": " + FormatFixed(step.wall_ms, 1) + " ms " +
+                  ": " + FormatFixed(slowest, 1) +
+                  (waited ? " ms outside communication " : " ms ") +
                   AgainstMedian(median, ms.size(), by);
     }
   }
@@ -100,9 +113,10 @@ std::vector<std::string> StepWarnings(const std::vector<StepSummary>& steps,
 
 std::vector<std::string> StragglerWarnings(const std::vector<EventRow>& rows,
                                            const std::vector<StepSummary>& steps,
+                                           const std::vector<std::map<int64_t, double>>& work_ms_by,
                                            const std::string& by, size_t inputs) {
   std::vector<std::string> warnings = OpWarnings(rows, by, inputs);
-  for (std::string& w : StepWarnings(steps, by)) warnings.push_back(std::move(w));
+  for (std::string& w : StepWarnings(steps, work_ms_by, by)) warnings.push_back(std::move(w));
   return warnings;
 }
 

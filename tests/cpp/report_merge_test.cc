@@ -199,6 +199,32 @@ TEST(ReportMergeTest, StepsMergeByIndexWithEachInputsWallTime) {
                          "over 2 ranks)"));
 }
 
+// Under synchronous data parallelism every rank's step lasts as long as the slowest's:
+// the others wait in communication, so the straggler is the one with the most time
+// outside it, and communication rows never straggle themselves.
+TEST(ReportMergeTest, TheStragglerIsTheRankTheOthersWaitedFor) {
+  std::vector<Report> inputs = {Input(1, 0, {}), Input(2, 1, {})};
+  inputs[0].steps = {Step(0, 55.0, 0)};
+  inputs[0].steps[0].comm_ms = 52.0;
+  inputs[1].steps = {Step(0, 54.5, 0)};
+  inputs[1].steps[0].comm_ms = 1.5;
+  inputs[0].events.push_back(MakeRow("gloo:all_reduce", 1, 52, 52, 52, 52));
+  inputs[1].events.push_back(MakeRow("gloo:all_reduce", 1, 1.5, 1.5, 1.5, 1.5));
+  inputs[0].events.push_back(MakeRow("DistributedDataParallel.forward", 1, 40, 40, 40, 40));
+  inputs[1].events.push_back(MakeRow("DistributedDataParallel.forward", 1, 2, 2, 2, 2));
+  inputs[1].events.push_back(MakeRow("slow_op", 1, 50, 50, 50, 50));
+  const Report merged = MergeReports(inputs, EventSortingKey::kTotal);
+  ASSERT_EQ(merged.steps.size(), 1u);
+  EXPECT_EQ(merged.steps[0].slowest, 1);
+  EXPECT_DOUBLE_EQ(merged.steps[0].wall_ms, 55.0);
+  EXPECT_DOUBLE_EQ(merged.steps[0].comm_ms, 1.5);
+  const std::vector<std::string> expected = {
+      "rank 1 is a straggler in slow_op: 50.0 ms there against a median of 0.0 ms over 2 ranks",
+      "rank 1 is a straggler in 1 of 1 steps (step 0: 53.0 ms outside communication against a "
+      "median of 3.0 ms over 2 ranks)"};
+  EXPECT_EQ(merged.warnings, expected);
+}
+
 TEST(ReportMergeTest, StepStragglersListFiveSteps) {
   std::vector<Report> inputs = {Input(1, 0, {}), Input(2, 1, {})};
   for (int i = 0; i < 7; ++i) {

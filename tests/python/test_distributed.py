@@ -3,6 +3,7 @@ names its rank, carries distributedInfo, and measures its clock against rank 0's
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -91,3 +92,28 @@ if __name__ == "__main__":
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "RANK 1" in proc.stdout
     assert "rank 0 did not answer within 0.5 s" in proc.stdout
+
+
+def test_merge_names_the_slow_rank_its_event_and_its_steps(two_ranks):
+    import paddle_prof
+    out_dir, _ = two_ranks
+    merged = paddle_prof.merge([out_dir / "rank0.json.summary.json",
+                                out_dir / "rank1.json.summary.json"])
+    slow = next(row for row in merged.events if row.name == "slow_op")
+    assert slow.calls == 10  # 5 steps on each rank
+    assert slow.spread["by"] == "rank"
+    assert slow.spread["total_ms"]["argmax"] == 1
+    assert slow.spread["total_ms"]["max"] >= 5 * 50
+    stragglers = [w for w in merged.warnings if "is a straggler in" in w]
+    assert any(w.startswith("rank 1 is a straggler in slow_op: ") for w in stragglers), stragglers
+    assert any(w.startswith("rank 1 is a straggler in 5 of 5 steps") for w in stragglers), stragglers
+    # Rank 0 waits for rank 1 in communication: that is not straggling.
+    assert not any(w.startswith(("rank 0 is a straggler in gloo:", "rank 0 is a straggler in c10d",
+                                 "rank 0 is a straggler in DistributedDataParallel"))
+                   or re.match(r"rank 0 is a straggler in \d+ of 5 steps", w)
+                   for w in stragglers), stragglers
+    assert [step.slowest for step in merged.steps] == [1] * 5
+    for step in merged.steps:
+        assert set(step.wall_ms_by) == {"0", "1"}
+        assert step.wall_ms == max(step.wall_ms_by.values())
+    assert [p["process"]["rank"] for p in merged.to_dict()["merged_from"]] == [0, 1]
