@@ -58,10 +58,12 @@ py::array Empty(const std::vector<py::ssize_t>& shape, const py::dtype& dtype,
 }
 
 internal::ReportOptions Options(const std::string& sorted_key, const std::string& profile_path,
-                                bool per_thread, std::optional<int> cycle = std::nullopt) {
+                                bool per_thread, std::optional<int> cycle = std::nullopt,
+                                bool per_process = false) {
   internal::ReportOptions options;
   options.key = ParseSortingKey(sorted_key);
   options.per_thread = per_thread;
+  options.per_process = per_process;
   options.profile_path = profile_path;
   options.cycle = cycle;
   options.row_limit = FLAGS_paddle_prof_row_limit;  // of what the launcher prints on a signal
@@ -69,8 +71,9 @@ internal::ReportOptions Options(const std::string& sorted_key, const std::string
 }
 
 Report Stop(const std::string& sorted_key, const std::string& profile_path, bool per_thread,
-            std::optional<int> cycle) {
-  const internal::ReportOptions options = Options(sorted_key, profile_path, per_thread, cycle);
+            std::optional<int> cycle, bool per_process) {
+  const internal::ReportOptions options =
+      Options(sorted_key, profile_path, per_thread, cycle, per_process);
   py::gil_scoped_release release;
   return internal::StopProfiler(options);
 }
@@ -101,6 +104,22 @@ Report Merge(const std::vector<Report>& inputs, const std::string& sorted_key) {
   const EventSortingKey key = ParseSortingKey(sorted_key);
   py::gil_scoped_release release;
   return internal::MergeReports(inputs, key);
+}
+
+// The open window as a child started as a fresh program needs it (paddle_prof/children.py):
+// (state, children directory, parent pid, window start unix ns), or None.
+py::object FollowedWindow() {
+  const std::optional<internal::FollowedWindow> followed = internal::FollowedWindowNow();
+  if (!followed) return py::none();
+  const internal::ParentWindow& w = followed->window;
+  return py::make_tuple(ProfilerStateName(followed->state), w.children_dir, w.pid, w.start_unix_ns);
+}
+
+bool StartChildProfile(const std::string& state, const std::string& children_dir,
+                       int64_t parent_pid, int64_t parent_start_unix_ns) {
+  const ProfilerState parsed = ParseProfilerState(state);
+  py::gil_scoped_release release;
+  return internal::StartChildProfile(parsed, {parent_pid, parent_start_unix_ns, children_dir});
 }
 
 }  // namespace
@@ -142,7 +161,7 @@ PYBIND11_MODULE(_core, m) {
       py::arg("state"), py::arg("sorted_key"), py::arg("profile_path"), py::arg("per_thread"));
   m.def("implicit_profiler_running", &internal::ImplicitProfilerRunning);
   m.def("stop_profiler", &Stop, py::arg("sorted_key"), py::arg("profile_path"),
-        py::arg("per_thread"), py::arg("cycle") = py::none());
+        py::arg("per_thread"), py::arg("cycle") = py::none(), py::arg("per_process") = false);
   m.def("snapshot_profiler", &Snapshot, py::arg("sorted_key"), py::arg("profile_path"),
         py::arg("per_thread"));
   m.def("set_distributed", &internal::SetDistributedInfo, py::arg("rank"), py::arg("world_size"),
@@ -156,6 +175,16 @@ PYBIND11_MODULE(_core, m) {
         py::arg("per_thread"));
   m.def("load_summary", &LoadSummary, py::arg("path"));
   m.def("merge", &Merge, py::arg("reports"), py::arg("sorted_key"));
+  m.def("set_follow_children", &internal::SetFollowChildren, py::arg("follow"));
+  m.def("followed_window", &FollowedWindow);
+  m.def("start_child_profile", &StartChildProfile, py::arg("state"), py::arg("children_dir"),
+        py::arg("parent_pid"), py::arg("parent_start_unix_ns"));
+  m.def("child_profile_running", &internal::ChildProfileRunning);
+  m.def("set_child_role", &internal::SetChildRole, py::arg("role"), py::arg("worker_id"));
+  m.def("finish_child_profile", [] {
+    py::gil_scoped_release release;
+    internal::FinishChildProfile();
+  });
   m.def("catch_snapshot_signal", &internal::CatchSnapshotSignalNamed, py::arg("name"));
   m.def("reset_profiler", [] {
     py::gil_scoped_release release;

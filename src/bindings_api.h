@@ -11,6 +11,10 @@
 //  - StopProfiler(ReportOptions), EnableImplicitProfiler, ImplicitProfilerRunning
 //    (profiler_control.h): a stop with every report option given, and the launcher's
 //    whole-program profile (python3 -m paddle_prof run);
+//  - SetFollowChildren, FollowedWindowNow, StartChildProfile, ChildProfileRunning,
+//    SetChildRole, FinishChildProfile (profiler_control.h): child processes
+//    (paddle_prof/children.py), which multiprocessing may start as fresh programs or end
+//    with os._exit;
 //  - FLAGS_paddle_prof_row_limit (flags.h): the rows a printed table shows by default;
 //  - SetCaptureDir (profiler_control.h) and RecoverCapture (capture_reader.h): the
 //    Python profiler's capture_dir, and paddle_prof.recover();

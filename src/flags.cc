@@ -15,6 +15,11 @@ DEFINE_string(paddle_prof_sorted_key, "total",
 DEFINE_string(paddle_prof_path, "",
               "Where the whole-program profile writes its Chrome trace (and <path>.summary.json).");
 DEFINE_bool(paddle_prof_per_thread, false, "Report one row per thread and event.");
+DEFINE_bool(paddle_prof_per_process, false,
+            "Report one row per process and event when children's profiles are merged.");
+DEFINE_bool(paddle_prof_follow_children, true,
+            "A process forked inside a window profiles itself quietly and writes its profile "
+            "where the window collects it when it stops.");
 DEFINE_int32(paddle_prof_row_limit, paddle_prof::Report::kDefaultRowLimit,
              "Rows of the table DisableProfiler() and the whole-program profile print "
              "(0: all); the summary file and the Report keep every row.");
@@ -58,7 +63,8 @@ void ReadFlagsFromEnvironment() {
        {"paddle_prof_state", "paddle_prof_sorted_key", "paddle_prof_path", "paddle_prof_per_thread",
         "paddle_prof_max_buffer_mb", "paddle_prof_memory_timeline", "paddle_prof_snapshot_signal",
         "paddle_prof_row_limit", "paddle_prof_oom_path", "paddle_prof_trace_counter_points",
-        "paddle_prof_keep_last_steps", "paddle_prof_capture_dir"}) {
+        "paddle_prof_keep_last_steps", "paddle_prof_capture_dir", "paddle_prof_per_process",
+        "paddle_prof_follow_children"}) {
     const char* value = std::getenv(("FLAGS_" + std::string(name)).c_str());
     if (value == nullptr) continue;
     if (gflags::SetCommandLineOption(name, value).empty()) {

@@ -9,6 +9,8 @@ DECLARE_string(paddle_prof_state);
 DECLARE_string(paddle_prof_sorted_key);
 DECLARE_string(paddle_prof_path);
 DECLARE_bool(paddle_prof_per_thread);
+DECLARE_bool(paddle_prof_per_process);
+DECLARE_bool(paddle_prof_follow_children);
 DECLARE_int32(paddle_prof_max_buffer_mb);
 DECLARE_bool(paddle_prof_memory_timeline);
 DECLARE_string(paddle_prof_snapshot_signal);

@@ -31,6 +31,7 @@
 #include "atomic_file.h"
 #include "capture_files.h"
 #include "caught_signals.h"
+#include "child_profiles.h"
 #include "clock.h"
 #include "collection.h"
 #include "collector.h"
@@ -47,6 +48,7 @@
 #include "profiler_control.h"
 #include "recorder_registry.h"
 #include "report_builder.h"
+#include "report_merge.h"
 #include "report_options.h"
 #include "window_state.h"
 
@@ -95,6 +97,13 @@ struct Control {
   std::string capture_warning;
   // Every capture so far, kept: a recorder may still read one that ended (40 bytes each).
   std::deque<internal::CaptureTarget> captures;
+  // follow_children: whether processes started in the window profile themselves, and
+  // where they write (settled once per EnableProfiler(), when first needed, so that every
+  // fork and the stop agree). In such a child, child_path is where its own window's
+  // files go, and nowhere else.
+  bool follow_children = true;
+  std::string children_dir;
+  std::string child_path;
 };
 
 Control& GetControl() {
@@ -285,6 +294,7 @@ internal::ReportOptions ReportFromFlags() {
   }
   report.profile_path = FLAGS_paddle_prof_path;
   report.per_thread = FLAGS_paddle_prof_per_thread;
+  report.per_process = FLAGS_paddle_prof_per_process;
   report.row_limit = FLAGS_paddle_prof_row_limit;
   return report;
 }
@@ -297,6 +307,7 @@ internal::ReportOptions OptionsFromApi(EventSortingKey key, const std::string& p
   internal::ReportOptions options;
   options.key = key;
   options.per_thread = FLAGS_paddle_prof_per_thread;
+  options.per_process = FLAGS_paddle_prof_per_process;
   options.profile_path = profile_path;
   return options;
 }
@@ -305,6 +316,21 @@ internal::ReportOptions OptionsFromApi(EventSortingKey key, const std::string& p
 // implicit profile's or FLAGS_paddle_prof_path (in `options`); "" when none did.
 std::string WindowProfilePath(const Control& control, const internal::ReportOptions& options) {
   return !control.snapshot_path.empty() ? control.snapshot_path : options.profile_path;
+}
+
+// The open window's children directory, beside the profile path known by now: the
+// Python profiler's, or the implicit profile's (an explicit C++ window names its path
+// only as it stops).
+const std::string& ChildrenDirLocked(Control& control) {
+  if (control.children_dir.empty()) {
+    std::string path = control.snapshot_path;
+    if (path.empty() && control.implicit) {
+      path =
+          control.launcher_report ? control.launcher_report->profile_path : FLAGS_paddle_prof_path;
+    }
+    control.children_dir = internal::ChildrenDir(path, control.process, control.start_unix_ns);
+  }
+  return control.children_dir;
 }
 
 // On the signal watcher, each time the snapshot signal comes: the running window's
@@ -340,7 +366,12 @@ void CatchSnapshotSignalFromFlags() {
   }
 }
 
-void EnableLocked(Control& control, ProfilerState state, bool implicit) {
+void BecomeChildLocked(Control& control, const internal::ParentWindow& parent);
+
+// Opens a window: the program's, an implicit profile, or with `child_of`, the quiet
+// profile of a child started as a fresh program (see BecomeChildLocked).
+void EnableLocked(Control& control, ProfilerState state, bool implicit,
+                  const internal::ParentWindow* child_of = nullptr) {
   if (g_window.load(std::memory_order_relaxed) != 0 && !control.implicit) {
     throw std::logic_error(
         "paddle_prof: the profiler is already enabled; call DisableProfiler() first");
@@ -361,8 +392,14 @@ void EnableLocked(Control& control, ProfilerState state, bool implicit) {
   control.oom_dumped = false;
   control.failures_after_oom = 0;
   if (!implicit) control.launcher_report.reset();  // the program's window: its own options
+  // A child's profile replaced by the child's own profiler: its parent gets nothing.
+  if (!control.child_path.empty()) internal::RemoveChildMarker(control.child_path);
+  control.child_path.clear();
+  control.follow_children = FLAGS_paddle_prof_follow_children;
+  control.children_dir.clear();
   control.keep_last_steps = std::max(FLAGS_paddle_prof_keep_last_steps, 0);
   control.capture_dir = FLAGS_paddle_prof_capture_dir;
+  if (child_of != nullptr) BecomeChildLocked(control, *child_of);
   OpenWindow(control);
   control.first_window = control.last_window;
   CatchSnapshotSignalFromFlags();
@@ -440,12 +477,17 @@ void CollectLocked(const Control& control, uint64_t window, uint64_t end_ns,
   internal::CollectThreads(window, control.first_window, KeptStarts(control), c);
 }
 
-Report ReportOf(const internal::Collection& c, const internal::ReportOptions& options) {
-  Report report = internal::BuildReport(c, options);
+void WriteFilesOf(const internal::Collection& c, const internal::ReportOptions& options,
+                  Report* report) {
   if (!options.profile_path.empty()) {
     internal::WriteProfileFiles(c, internal::ExpandPathFields(options.profile_path, c.process),
-                                &report);
+                                report);
   }
+}
+
+Report ReportOf(const internal::Collection& c, const internal::ReportOptions& options) {
+  Report report = internal::BuildReport(c, options);
+  WriteFilesOf(c, options, &report);
   return report;
 }
 
@@ -455,8 +497,24 @@ uint64_t OpenWindowOrThrow() {
   return window;
 }
 
-Report StopLocked(Control& control, const internal::ReportOptions& options) {
+// The children of the window that have written their profiles, merged into `report`;
+// those that have not are named in its warnings.
+void MergeArrivedChildren(const std::string& children_dir, int64_t start_unix_ns, bool per_process,
+                          Report* report) {
+  internal::ArrivedChildren arrived =
+      internal::ReadArrivedChildren(children_dir, report->process.pid, start_unix_ns);
+  if (!arrived.reports.empty() || per_process) {
+    internal::MergeChildren(report, arrived.reports, per_process);
+  }
+  for (std::string& warning : arrived.warnings) report->warnings.push_back(std::move(warning));
+}
+
+Report StopLocked(Control& control, const internal::ReportOptions& given) {
   const uint64_t window = OpenWindowOrThrow();
+  internal::ReportOptions options = given;
+  if (!control.child_path.empty()) options.profile_path = control.child_path;
+  const std::string children_dir = control.follow_children ? ChildrenDirLocked(control) : "";
+  const int64_t start_unix_ns = control.start_unix_ns;
   internal::Collection c;
   c.end_tick = Clock::Now();
   const uint64_t end_ns = internal::MonotonicNs();
@@ -470,7 +528,16 @@ Report StopLocked(Control& control, const internal::ReportOptions& options) {
   c.steps = std::move(control.steps);
   c.failures_after_oom = control.failures_after_oom;
   CollectLocked(control, window, end_ns, &c);
-  return ReportOf(c, options);
+  Report report = internal::BuildReport(c, options);
+  if (!children_dir.empty()) {
+    MergeArrivedChildren(children_dir, start_unix_ns, options.per_process, &report);
+  }
+  WriteFilesOf(c, options, &report);  // the summary with the children
+  if (!control.child_path.empty()) {
+    internal::RemoveChildMarker(control.child_path);
+    control.child_path.clear();
+  }
+  return report;
 }
 
 // The records are read in place while their threads go on appending: each thread's
@@ -501,8 +568,10 @@ void StopImplicitProfile() {
   std::lock_guard<std::mutex> lock(control.mu);
   if (!control.implicit || g_window.load(std::memory_order_relaxed) == 0) return;
   const internal::ReportOptions options = control.launcher_report.value_or(ReportFromFlags());
+  const bool a_childs = !control.child_path.empty();  // which prints nothing
   try {
     const Report report = StopLocked(control, options);
+    if (a_childs) return;
     std::fputs(report.Table(false, options.row_limit).c_str(), stdout);
     std::fflush(stdout);
   } catch (const std::exception& e) {  // the program is ending: say why there is no report
@@ -510,23 +579,70 @@ void StopImplicitProfile() {
   }
 }
 
-// A child must not report its parent's implicit profile nor write its files: the
-// window is dropped, silently. Runs with every lock held (see LockAllForFork).
-void DropImplicitProfileInChild() {
+// At exit, before the flags it reads are destroyed: a static's destructor is registered
+// as it is made, after theirs, so it runs first under every runtime (with std::atexit,
+// ThreadSanitizer's ran the flags' destructors first). Once per process, a forked child
+// inheriting the parent's.
+void StopImplicitProfileAtExit() {
+  static const struct ReportAtExit {
+    ~ReportAtExit() { StopImplicitProfile(); }
+  } report_at_exit;
+}
+
+// Makes the window about to open (the caller opens it) the quiet profile of a child of
+// `parent`: this process's, whose files go to <children dir>/<pid>.json when it stops
+// (at exit, or as the Python package finishes it), never printed. It is implicit: a
+// profiler the child opens replaces it. Caller holds control.mu.
+void BecomeChildLocked(Control& control, const internal::ParentWindow& parent) {
+  control.implicit = true;
+  control.process = internal::ThisProcess();
+  control.process.role = "child";
+  control.process.parent_pid = parent.pid;
+  control.child_path = internal::ChildProfilePath(parent.children_dir, control.process.pid);
+  control.snapshot_path = control.child_path;  // the snapshot signal's, and its own children's
+  control.oom_path = control.child_path + ".oom.json";
+  control.oom_dumped = false;
+  control.failures_after_oom = 0;
+  control.children_dir.clear();
+  control.capture_dir.clear();  // a capture is its parent's
+  control.capture_warning.clear();
+  if (std::string error; !internal::WriteChildMarker(parent, control.process.pid, &error)) {
+    LOG(WARNING) << "paddle_prof: child " << control.process.pid
+                 << ": its parent may not find its profile: " << error;
+  }
+  StopImplicitProfileAtExit();
+}
+
+// In a forked child, with every lock held (see LockAllForFork): the parent's signal
+// watcher and GPU context are not there. A window that follows children is followed
+// (the caller makes it the child's once the locks are free); an implicit one that does
+// not is dropped, silently, for its report and files are the parent's. An explicit one
+// that does not stays as it was. Returns whether the child follows.
+bool LeaveTheParentsWindowInChild() {
   Control& control = GetControl();
   internal::ReleaseCaughtSignalsInChild();
-  if (!control.implicit) return;
-  control.implicit = false;
+  const bool follow = g_window.load(std::memory_order_relaxed) != 0 && control.follow_children;
+  if (!follow && !control.implicit) return false;
   TakeGpuTracer(control);  // the parent's: a GPU context does not carry over fork()
-  g_window.store(0, std::memory_order_release);
+  if (!follow) {
+    control.implicit = false;
+    g_window.store(0, std::memory_order_release);
+  }
+  return follow;
 }
 
 // fork() copies a lock another thread holds as held, forever, in the child: the fork
 // waits until each of the library's locks is free and holds them across it, in the
-// order they nest (the profiler's outermost).
+// order they nest (the profiler's outermost). The parent settles where a child of the
+// open window writes first, so that the child and the parent's stop agree.
 void LockAllForFork() {
   internal::LockCaughtSignalsForFork();
-  GetControl().mu.lock();
+  Control& control = GetControl();
+  control.mu.lock();
+  if (g_window.load(std::memory_order_relaxed) != 0 && control.follow_children) {
+    internal::NativeGuard profiler_memory;
+    ChildrenDirLocked(control);
+  }
   internal::LockCaptureNamesForFork();
   internal::LockGpuTracerForFork();
   internal::RecorderRegistry::Get().LockForFork();
@@ -548,7 +664,7 @@ void AfterForkInChild() {
   Control& control = GetControl();
   const bool captured = control.capture != nullptr;
   if (captured) internal::g_capture.store(nullptr, std::memory_order_release);
-  DropImplicitProfileInChild();
+  const bool follow = LeaveTheParentsWindowInChild();
   UnlockAllAfterFork();
   // The capture is the parent's: the child neither logs into it nor removes it. The child
   // has one thread: this runs with the locks free, taking them in no other order.
@@ -557,6 +673,13 @@ void AfterForkInChild() {
     control.capture = nullptr;
     control.capture_dir.clear();
     internal::RecorderRegistry::Get().DetachCapturesInChild();
+  }
+  if (follow) {
+    internal::NativeGuard profiler_memory;
+    std::lock_guard<std::mutex> lock(control.mu);
+    BecomeChildLocked(control, {control.process.pid, control.start_unix_ns, control.children_dir});
+    OpenWindow(control);  // the parent's records and steps are left out, as by a reset
+    control.first_window = control.last_window;
   }
 }
 
@@ -774,6 +897,53 @@ bool ImplicitProfilerRunning() {
   return control.implicit && g_window.load(std::memory_order_relaxed) != 0;
 }
 
+void SetFollowChildren(bool follow) {
+  Control& control = GetControl();
+  std::lock_guard<std::mutex> lock(control.mu);
+  if (g_window.load(std::memory_order_relaxed) != 0) control.follow_children = follow;
+}
+
+std::optional<FollowedWindow> FollowedWindowNow() {
+  Control& control = GetControl();
+  internal::NativeGuard profiler_memory;
+  std::lock_guard<std::mutex> lock(control.mu);
+  if (g_window.load(std::memory_order_relaxed) == 0 || !control.follow_children) {
+    return std::nullopt;
+  }
+  return FollowedWindow{control.state,
+                        {control.process.pid, control.start_unix_ns, ChildrenDirLocked(control)}};
+}
+
+bool StartChildProfile(ProfilerState state, const ParentWindow& parent) {
+  Control& control = GetControl();
+  internal::NativeGuard profiler_memory;
+  std::lock_guard<std::mutex> lock(control.mu);
+  if (g_window.load(std::memory_order_relaxed) != 0 && !control.implicit) return false;
+  EnableLocked(control, state, /*implicit=*/true, &parent);
+  // The child's signals end it as its parent's do, once its profile is written.
+  internal::CatchTerminationSignals({SIGTERM, SIGHUP}, StopImplicitProfile);
+  return true;
+}
+
+bool ChildProfileRunning() {
+  Control& control = GetControl();
+  std::lock_guard<std::mutex> lock(control.mu);
+  return !control.child_path.empty() && g_window.load(std::memory_order_relaxed) != 0;
+}
+
+void SetChildRole(const std::string& role, std::optional<int> worker_id) {
+  Control& control = GetControl();
+  internal::NativeGuard profiler_memory;
+  std::lock_guard<std::mutex> lock(control.mu);
+  if (control.child_path.empty()) return;
+  control.process.role = role;
+  control.process.worker_id = worker_id;
+}
+
+void FinishChildProfile() {
+  if (ChildProfileRunning()) StopImplicitProfile();
+}
+
 namespace {
 
 // A program the profiled one starts inherits its environment, these flags with it: it
@@ -790,8 +960,9 @@ bool StartedByAProfiledProgram() {
 
 // Starts a whole-program profile from FLAGS_paddle_prof_state and prints its report
 // at exit, or when SIGTERM, SIGINT or SIGHUP ends the program. It is implicit: a
-// profiler the program enables itself replaces it silently, and a forked child drops
-// it (the report and the files are the parent's).
+// profiler the program enables itself replaces it silently, and a forked child follows
+// it with a profile of its own (or, with follow_children off, drops it: the report and
+// the files are the parent's).
 void StartImplicitProfiler() {
   if (StartedByAProfiledProgram()) return;
   ProfilerState state;
@@ -808,12 +979,7 @@ void StartImplicitProfiler() {
     return;
   }
   internal::CatchTerminationSignals({SIGTERM, SIGINT, SIGHUP}, StopImplicitProfile);
-  // At exit, before the flags it reads are destroyed: a static's destructor is
-  // registered as they are, so it runs first under every runtime (with std::atexit,
-  // ThreadSanitizer's ran the flags' destructors first).
-  static const struct ReportAtExit {
-    ~ReportAtExit() { StopImplicitProfile(); }
-  } report_at_exit;
+  StopImplicitProfileAtExit();
 }
 
 // FLAGS_paddle_prof_state in the environment profiles the whole program, from the

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "child_profiles.h"
 #include "paddle_prof/report.h"
 #include "report_options.h"
 
@@ -58,6 +59,32 @@ void CatchSnapshotSignalNamed(const std::string& name);
 bool EnableImplicitProfiler(ProfilerState state, const ReportOptions& report);
 // Whether an implicit profile is still running (no explicit profiler replaced it).
 bool ImplicitProfilerRunning();
+
+// Whether processes started in the open window profile themselves and are merged into
+// its report when it stops (FLAGS_paddle_prof_follow_children is the default of each
+// window); ignored while no window is open.
+void SetFollowChildren(bool follow);
+
+// The open window, for a child that starts as a fresh program (multiprocessing's spawn
+// and forkserver): its state and where its children write. None when no window is open
+// or it does not follow children.
+struct FollowedWindow {
+  ProfilerState state = ProfilerState::kCPU;
+  ParentWindow window;
+};
+std::optional<FollowedWindow> FollowedWindowNow();
+// In such a child, before its target runs: the quiet profile of a child of `parent`, as a
+// forked child has (see FollowedWindow). False, and nothing changed, when a profiler the
+// child opened itself runs. Throws as EnableProfiler() does for a state it cannot profile.
+bool StartChildProfile(ProfilerState state, const ParentWindow& parent);
+// Whether this process is profiling itself as a followed child (not replaced since).
+bool ChildProfileRunning();
+// The role the child's profile names (a DataLoader worker's: "worker" and its id), set
+// before it is finished; ignored when no child profile runs.
+void SetChildRole(const std::string& role, std::optional<int> worker_id);
+// Stops the child's profile and writes its files, for exits that skip the exit handlers
+// (os._exit). Does nothing when no child profile runs; never throws.
+void FinishChildProfile();
 
 }  // namespace paddle_prof::internal
 

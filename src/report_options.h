@@ -13,6 +13,7 @@ namespace paddle_prof::internal {
 struct ReportOptions {
   EventSortingKey key = EventSortingKey::kTotal;
   bool per_thread = false;   // one row per thread and event
+  bool per_process = false;  // one row per process and event, children merged
   std::string profile_path;  // the trace, and the summary beside it; none when empty
   int row_limit = Report::kDefaultRowLimit;  // of the table printed, if one is (0: all)
   std::optional<int> cycle;                  // the schedule's cycle this window is

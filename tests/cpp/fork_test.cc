@@ -1,23 +1,35 @@
 // fork() in a multi-threaded program: the child must not inherit a library lock that
-// another thread held at the fork, and keeps recording, tracking and reporting.
+// another thread held at the fork, and keeps recording, tracking and reporting. A child
+// forked in a window that follows children writes its own profile, which the parent's
+// stop merges.
+#include <glob.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "child_profiles.h"
+#include "flags.h"
 #include "paddle_prof/paddle_prof.h"
+#include "process_identity.h"
 #include "test_util.h"
 
 namespace paddle_prof {
 namespace {
 
+using testing::HasWarning;
+using testing::ReadJson;
 using testing::Row;
+using testing::TempPath;
 
 constexpr int kForks = 300;
 constexpr int64_t kChildBytes = 4096;
@@ -114,6 +126,120 @@ TEST(ForkTest, ChildKeepsWorkingWhileOtherThreadsHeldTheLibrarysLocks) {
   EXPECT_EQ(hung, 0);
   EXPECT_EQ(wrong, 0);
   if (IsProfilerEnabled()) StopProfiler(EventSortingKey::kTotal, "");
+  // The children followed the windows they were forked in: their profiles go.
+  glob_t dirs{};
+  const std::string pattern = internal::ChildrenDir("", internal::ThisProcess(), 0);
+  glob((pattern.substr(0, pattern.rfind(".0.children")) + ".*.children").c_str(), 0, nullptr,
+       &dirs);
+  for (size_t i = 0; i < dirs.gl_pathc; ++i) std::filesystem::remove_all(dirs.gl_pathv[i]);
+  globfree(&dirs);
+}
+
+// Where the children of the window `report` is of write (an explicit C++ window names no
+// profile path before it stops: the temporary directory's).
+std::string ChildrenDirOf(const Report& report) {
+  return internal::ChildrenDir("", report.process, report.clock.unix_ns);
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+void RemoveChildren(const std::string& dir, pid_t child) {
+  testing::RemoveProfileFiles(internal::ChildProfilePath(dir, child));
+  rmdir(dir.c_str());
+}
+
+// Forks a child that records `child_op` 3 times, then ends by exit(), which runs the exit
+// handlers. With pipes: it first writes a byte to `ready` (its marker is written by then)
+// and waits for one from `go`.
+pid_t ForkRecordingChild(int ready = -1, int go = -1) {
+  const pid_t pid = fork();
+  if (pid != 0) return pid;
+  char byte = 0;
+  if (ready >= 0 && write(ready, "r", 1) != 1) _exit(kWrongReport);
+  if (go >= 0 && read(go, &byte, 1) != 1) _exit(kWrongReport);
+  for (int i = 0; i < 3; ++i) {
+    PADDLE_PROF_RECORD_EVENT("child_op");
+  }
+  std::exit(0);
+}
+
+TEST(ForkTest, AFollowedChildWritesItsProfileAtExitAndTheParentsStopMergesIt) {
+  PADDLE_PROF_SKIP_IF_ALLOCATOR_NOT_FORK_SAFE();
+  EnableProfiler(ProfilerState::kCPU);
+  { PADDLE_PROF_RECORD_EVENT("parent_op"); }
+  const pid_t child = ForkRecordingChild();
+  ASSERT_GE(child, 0);
+  int status = 0;
+  ASSERT_TRUE(WaitOrKill(child, std::chrono::seconds(30), &status));
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  const std::string path = TempPath("followed");
+  const Report report = StopProfiler(EventSortingKey::kTotal, path);
+  const std::string dir = ChildrenDirOf(report);
+  EXPECT_EQ(Row(report, "child_op").calls, 3);
+  EXPECT_EQ(Row(report, "parent_op").calls, 1);  // the child's window began at the fork
+  ASSERT_EQ(report.processes.size(), 1u);
+  const ChildProcess& merged = report.processes[0];
+  EXPECT_EQ(merged.pid, child);
+  EXPECT_EQ(merged.role, "child");
+  EXPECT_EQ(merged.calls, 3);
+  EXPECT_EQ(merged.summary_path, internal::ChildProfilePath(dir, child) + ".summary.json");
+  const nlohmann::json summary = ReadJson(merged.summary_path);
+  EXPECT_EQ(summary.at("process").at("pid"), child);
+  EXPECT_EQ(summary.at("process").at("parent_pid"), getpid());
+  EXPECT_FALSE(Exists(internal::ChildProfilePath(dir, child) + ".running"));
+  // The parent's files are the parent's, with the child merged.
+  const nlohmann::json own = ReadJson(path + ".summary.json");
+  EXPECT_EQ(own.at("process").at("pid"), getpid());
+  EXPECT_EQ(own.at("processes").size(), 1u);
+  EXPECT_TRUE(report.warnings.empty()) << report.warnings[0];
+  testing::RemoveProfileFiles(path);
+  RemoveChildren(dir, child);
+}
+
+TEST(ForkTest, AChildStillRunningAtTheStopIsNamedWithWhereItsProfileWillBe) {
+  PADDLE_PROF_SKIP_IF_ALLOCATOR_NOT_FORK_SAFE();
+  int ready[2];
+  int go[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(go), 0);
+  EnableProfiler(ProfilerState::kCPU);
+  const pid_t child = ForkRecordingChild(ready[1], go[0]);
+  ASSERT_GE(child, 0);
+  char byte = 0;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1);
+  const Report report = StopProfiler(EventSortingKey::kTotal, "");
+  const std::string profile = internal::ChildProfilePath(ChildrenDirOf(report), child);
+  EXPECT_TRUE(HasWarning(report, "child " + std::to_string(child) +
+                                     " is still running; its profile will be written to " +
+                                     profile))
+      << (report.warnings.empty() ? "no warning" : report.warnings[0]);
+  EXPECT_TRUE(report.processes.empty());
+  ASSERT_EQ(write(go[1], "x", 1), 1);
+  int status = 0;
+  ASSERT_TRUE(WaitOrKill(child, std::chrono::seconds(30), &status));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  EXPECT_TRUE(Exists(profile + ".summary.json"));  // where the warning said
+  for (int fd : {ready[0], ready[1], go[0], go[1]}) close(fd);
+  RemoveChildren(ChildrenDirOf(report), child);
+}
+
+TEST(ForkTest, WithoutFollowChildrenAChildWritesNothing) {
+  PADDLE_PROF_SKIP_IF_ALLOCATOR_NOT_FORK_SAFE();
+  FLAGS_paddle_prof_follow_children = false;
+  EnableProfiler(ProfilerState::kCPU);
+  const pid_t child = ForkRecordingChild();
+  ASSERT_GE(child, 0);
+  int status = 0;
+  ASSERT_TRUE(WaitOrKill(child, std::chrono::seconds(30), &status));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  const Report report = StopProfiler(EventSortingKey::kTotal, "");
+  EXPECT_TRUE(report.processes.empty());
+  EXPECT_TRUE(report.events.empty());
+  EXPECT_FALSE(Exists(ChildrenDirOf(report)));
+  FLAGS_paddle_prof_follow_children = true;
 }
 
 }  // namespace

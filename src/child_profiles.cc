@@ -1,0 +1,163 @@
+#include "child_profiles.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+#include "atomic_file.h"
+#include "process_identity.h"
+#include "summary_reader.h"
+
+namespace paddle_prof::internal {
+
+namespace {
+
+constexpr char kSummarySuffix[] = ".json.summary.json";
+constexpr char kMarkerSuffix[] = ".json.running";
+
+// `dir` and the directories above it, as mkdir -p.
+bool MakeDirs(const std::string& dir, std::string* error) {
+  for (size_t at = dir.find('/', 1);; at = dir.find('/', at + 1)) {
+    const std::string part = dir.substr(0, at);
+    if (mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) {
+      *error = part + ": " + std::strerror(errno);
+      return false;
+    }
+    if (at == std::string::npos) return true;
+  }
+}
+
+// The pid that a name of the children directory ending in `suffix` starts with; 0 for
+// any other name.
+int64_t PidNamed(const std::string& name, const char* suffix) {
+  const size_t n = std::strlen(suffix);
+  if (name.size() <= n || name.size() > n + 18 || name.compare(name.size() - n, n, suffix) != 0) {
+    return 0;
+  }
+  const std::string digits = name.substr(0, name.size() - n);
+  if (digits.find_first_not_of("0123456789") != std::string::npos) return 0;
+  return std::stoll(digits);
+}
+
+struct Marker {
+  int64_t parent_pid = 0;
+  int64_t parent_start_unix_ns = 0;
+};
+
+std::optional<Marker> ReadMarker(const std::string& path) {
+  std::ifstream in(path);
+  Marker m;
+  std::string pid_key, start_key;
+  if (!(in >> pid_key >> m.parent_pid >> start_key >> m.parent_start_unix_ns) ||
+      pid_key != "parent_pid" || start_key != "parent_start_unix_ns") {
+    return std::nullopt;
+  }
+  return m;
+}
+
+// Whether process `pid` exists and has not ended (a zombie has).
+bool StillRunning(int64_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  std::getline(in, stat);
+  const size_t name_end = stat.rfind(')');  // the command's name may hold anything
+  if (name_end == std::string::npos || name_end + 2 >= stat.size()) return false;
+  const char state = stat[name_end + 2];
+  return state != 'Z' && state != 'X';
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+}  // namespace
+
+std::string ChildrenDir(const std::string& profile_path, const ProcessInfo& process,
+                        int64_t start_unix_ns) {
+  if (!profile_path.empty()) return ExpandPathFields(profile_path, process) + ".children";
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string base = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  return base + "/paddle_prof." + std::to_string(process.pid) + "." +
+         std::to_string(start_unix_ns) + ".children";
+}
+
+std::string ChildProfilePath(const std::string& children_dir, int64_t pid) {
+  return children_dir + "/" + std::to_string(pid) + ".json";
+}
+
+bool WriteChildMarker(const ParentWindow& parent, int64_t pid, std::string* error) {
+  if (!MakeDirs(parent.children_dir, error)) return false;
+  const std::string marker = "parent_pid " + std::to_string(parent.pid) +
+                             "\nparent_start_unix_ns " + std::to_string(parent.start_unix_ns) +
+                             "\n";
+  return WriteFileAtomically(ChildProfilePath(parent.children_dir, pid) + ".running", marker,
+                             error);
+}
+
+void RemoveChildMarker(const std::string& profile_path) {
+  unlink((profile_path + ".running").c_str());
+}
+
+ArrivedChildren ReadArrivedChildren(const std::string& children_dir, int64_t parent_pid,
+                                    int64_t start_unix_ns) {
+  ArrivedChildren arrived;
+  std::vector<std::string> names;
+  if (DIR* dir = opendir(children_dir.c_str())) {
+    while (const dirent* entry = readdir(dir)) names.emplace_back(entry->d_name);
+    closedir(dir);
+  }
+  std::set<int64_t> written;  // children whose summary was read
+  // Summaries of other processes' windows may share the directory: only this window's
+  // children count.
+  auto load = [&](int64_t pid, const std::string& path) {
+    try {
+      Report report = LoadSummary(path);
+      if (report.process.parent_pid != parent_pid || report.clock.unix_ns < start_unix_ns) return;
+      written.insert(pid);
+      arrived.reports.push_back(std::move(report));
+    } catch (const std::exception& e) {
+      written.insert(pid);
+      arrived.warnings.push_back(std::string("a child's profile was left out: ") + e.what());
+    }
+  };
+  for (const std::string& name : names) {
+    if (const int64_t pid = PidNamed(name, kSummarySuffix); pid != 0) {
+      load(pid, children_dir + "/" + name);
+    }
+  }
+  for (const std::string& name : names) {
+    const int64_t pid = PidNamed(name, kMarkerSuffix);
+    if (pid == 0 || written.count(pid) != 0) continue;
+    const std::optional<Marker> marker = ReadMarker(children_dir + "/" + name);
+    if (!marker || marker->parent_pid != parent_pid ||
+        marker->parent_start_unix_ns < start_unix_ns) {
+      continue;
+    }
+    const std::string profile = ChildProfilePath(children_dir, pid);
+    if (const std::string summary = profile + ".summary.json"; Exists(summary)) {
+      load(pid, summary);  // written since the directory was listed
+    } else if (StillRunning(pid)) {
+      arrived.warnings.push_back("child " + std::to_string(pid) +
+                                 " is still running; its profile will be written to " + profile);
+    } else {
+      arrived.warnings.push_back("child " + std::to_string(pid) +
+                                 " ended without writing its profile");
+    }
+  }
+  std::sort(arrived.reports.begin(), arrived.reports.end(),
+            [](const Report& a, const Report& b) { return a.process.pid < b.process.pid; });
+  return arrived;
+}
+
+}  // namespace paddle_prof::internal
