@@ -16,12 +16,13 @@ namespace paddle_prof::internal {
 // The window a child process reports to.
 struct ParentWindow {
   int64_t pid = 0;
-  int64_t start_unix_ns = 0;  // the parent window's start, CLOCK_REALTIME
+  int64_t start_unix_ns = 0;  // when the parent's EnableProfiler() opened it (CLOCK_REALTIME)
   std::string children_dir;   // where the parent collects
 };
 
 // The children directory of a window: <profile path, fields filled>.children when its
-// profile path is known, else <$TMPDIR or /tmp>/paddle_prof.<pid>.<start unix ns>.children.
+// profile path is known, else <$TMPDIR or /tmp>/paddle_prof.<pid>.<start unix ns>.children
+// (`start_unix_ns`: as in ParentWindow).
 std::string ChildrenDir(const std::string& profile_path, const ProcessInfo& process,
                         int64_t start_unix_ns);
 // Where child `pid` writes its profile (the trace; the summary beside it).

@@ -71,7 +71,8 @@ struct Control {
   internal::GpuTracer* gpu = nullptr;  // tracing the GPU in this window
   uint64_t start_tick = 0;
   uint64_t start_ns = 0;
-  int64_t start_unix_ns = 0;  // CLOCK_REALTIME at start_tick
+  int64_t start_unix_ns = 0;   // CLOCK_REALTIME at start_tick
+  int64_t enable_unix_ns = 0;  // likewise at EnableProfiler(), which resets leave
   // Who records the window: set as it opens (a child's role and parent stay).
   ProcessInfo process;
   int64_t clock_offset_ns = 0;  // to rank 0's clock, when measured
@@ -99,8 +100,9 @@ struct Control {
   std::deque<internal::CaptureTarget> captures;
   // follow_children: whether processes started in the window profile themselves, and
   // where they write (settled once per EnableProfiler(), when first needed, so that every
-  // fork and the stop agree). In such a child, child_path is where its own window's
-  // files go, and nowhere else.
+  // fork and the stop agree). Children started since EnableProfiler() are merged, resets
+  // or not: a reset cannot reach them. In such a child, child_path is where its own
+  // window's files go, and nowhere else.
   bool follow_children = true;
   std::string children_dir;
   std::string child_path;
@@ -328,7 +330,7 @@ const std::string& ChildrenDirLocked(Control& control) {
       path =
           control.launcher_report ? control.launcher_report->profile_path : FLAGS_paddle_prof_path;
     }
-    control.children_dir = internal::ChildrenDir(path, control.process, control.start_unix_ns);
+    control.children_dir = internal::ChildrenDir(path, control.process, control.enable_unix_ns);
   }
   return control.children_dir;
 }
@@ -402,6 +404,7 @@ void EnableLocked(Control& control, ProfilerState state, bool implicit,
   if (child_of != nullptr) BecomeChildLocked(control, *child_of);
   OpenWindow(control);
   control.first_window = control.last_window;
+  control.enable_unix_ns = control.start_unix_ns;
   CatchSnapshotSignalFromFlags();
 }
 
@@ -514,7 +517,7 @@ Report StopLocked(Control& control, const internal::ReportOptions& given) {
   internal::ReportOptions options = given;
   if (!control.child_path.empty()) options.profile_path = control.child_path;
   const std::string children_dir = control.follow_children ? ChildrenDirLocked(control) : "";
-  const int64_t start_unix_ns = control.start_unix_ns;
+  const int64_t start_unix_ns = control.enable_unix_ns;
   internal::Collection c;
   c.end_tick = Clock::Now();
   const uint64_t end_ns = internal::MonotonicNs();
@@ -677,9 +680,10 @@ void AfterForkInChild() {
   if (follow) {
     internal::NativeGuard profiler_memory;
     std::lock_guard<std::mutex> lock(control.mu);
-    BecomeChildLocked(control, {control.process.pid, control.start_unix_ns, control.children_dir});
+    BecomeChildLocked(control, {control.process.pid, control.enable_unix_ns, control.children_dir});
     OpenWindow(control);  // the parent's records and steps are left out, as by a reset
     control.first_window = control.last_window;
+    control.enable_unix_ns = control.start_unix_ns;
   }
 }
 
@@ -911,7 +915,7 @@ std::optional<FollowedWindow> FollowedWindowNow() {
     return std::nullopt;
   }
   return FollowedWindow{control.state,
-                        {control.process.pid, control.start_unix_ns, ChildrenDirLocked(control)}};
+                        {control.process.pid, control.enable_unix_ns, ChildrenDirLocked(control)}};
 }
 
 bool StartChildProfile(ProfilerState state, const ParentWindow& parent) {
