@@ -14,6 +14,7 @@ Example::
     print(prof.report.events[0].calls)
 """
 
+from paddle_prof import children as _children  # noqa: F401 (follows child processes)
 from paddle_prof.memory import empty
 from paddle_prof.merge import load, merge
 from paddle_prof.profiler import (

@@ -10,7 +10,7 @@ import runpy
 import sys
 from typing import List, Optional
 
-from paddle_prof import _core
+from paddle_prof import _core, children
 from paddle_prof.atomic_write import write_atomically
 from paddle_prof.merge import SUMMARY_SUFFIX, load, merge
 from paddle_prof.profiler import SORTED_KEYS, STATES, _set_capture_dir, recover, stop_profiler
@@ -38,7 +38,9 @@ def _parser() -> argparse.ArgumentParser:
                           "snapshot<N>) each time it comes; the script goes on")
     run.add_argument("--native", action="store_true",
                      help="also track every malloc of the program (place 'native') through "
-                          "libpaddle_prof_preload.so; programs it starts are not tracked")
+                          "libpaddle_prof_preload.so; programs it starts are not tracked, "
+                          "except the children multiprocessing spawns in a window that "
+                          "follows them")
     run.add_argument("--capture", default=None, metavar="DIR",
                      help="send the records to memory-mapped files in DIR as they are made "
                           "(the script's own profiler's too), so that a run killed by SIGKILL "
@@ -109,10 +111,14 @@ def _recover(options: argparse.Namespace) -> int:
 _NATIVE_MARK = "PADDLE_PROF_NATIVE_RUN"
 
 
+def _preload_library() -> str:
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "libpaddle_prof_preload.so")
+
+
 def _exec_with_preload(argv: List[str]) -> None:
     """Runs this command again with the malloc hooks preloaded (they must be there
     before the interpreter's first allocation)."""
-    library = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libpaddle_prof_preload.so")
+    library = _preload_library()
     if not os.path.exists(library):
         raise SystemExit(f"paddle_prof: --native needs {library}, which this build lacks")
     env = dict(os.environ)
@@ -131,6 +137,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         return _merge(options)
     if options.native and os.environ.pop(_NATIVE_MARK, None) is None:
         _exec_with_preload(argv)  # does not return
+    if options.native:
+        children.native_library = _preload_library()  # followed spawned children track too
 
     if options.snapshot_signal is not None:
         try:

@@ -94,19 +94,25 @@ _stops = 0  # stops so far: tells whether _last_report is of a given window
 
 
 def _stop(sorted_key: Optional[str], profile_path: PathArg, per_thread: bool,
-          cycle: Optional[int] = None) -> Report:
+          cycle: Optional[int] = None, per_process: bool = False) -> Report:
     global _last_report, _stops
     key = _check_sorted_key(sorted_key)
     path = _check_path(profile_path)
     if not _core.is_enabled():
         raise RuntimeError("no profiler is running: call paddle_prof.start_profiler() first")
-    _last_report = Report(_core.stop_profiler(key, path, bool(per_thread), cycle))
+    _last_report = Report(_core.stop_profiler(key, path, bool(per_thread), cycle,
+                                              bool(per_process)))
     _stops += 1
     return _last_report
 
 
-def start_profiler(state: str = "CPU") -> None:
+def start_profiler(state: str = "CPU", *, follow_children: bool = True) -> None:
     """Opens a profiling window. ``state``: 'CPU', 'GPU' or 'All'.
+
+    With ``follow_children``, each process the program starts in the window (os.fork,
+    multiprocessing with fork, spawn or forkserver, DataLoader workers) profiles itself
+    quietly, and its profile is merged into the window's report when it stops, if the
+    child has exited by then (a warning names each child still running).
 
     Raises ValueError for another state, RuntimeError when a profiler is already running
     or when 'GPU'/'All' is asked for without a usable GPU.
@@ -129,11 +135,13 @@ def start_profiler(state: str = "CPU") -> None:
     _core.enable_profiler(state)
     if distributed is not None:
         _core.set_distributed(*distributed)
+    _core.set_follow_children(bool(follow_children))
 
 
 def stop_profiler(sorted_key: Optional[str] = None, profile_path: PathArg = None, *,
-                  per_thread: bool = False, stream: Optional[TextIO] = None,
-                  print_report: bool = True, row_limit: Optional[int] = ROW_LIMIT) -> Report:
+                  per_thread: bool = False, per_process: bool = False,
+                  stream: Optional[TextIO] = None, print_report: bool = True,
+                  row_limit: Optional[int] = ROW_LIMIT) -> Report:
     """Closes the window and returns its Report, printing the table to ``stream``
     (default: sys.stdout).
 
@@ -144,13 +152,17 @@ def stop_profiler(sorted_key: Optional[str] = None, profile_path: PathArg = None
     report is built is held back until the report is printed and its files written, then
     delivered (use ``with profiler()`` to keep the report itself as ``prof.report``).
     The printed table shows ``row_limit`` rows (None or 0: all); the Report and the
-    summary hold every row.
+    summary hold every row. Children's rows merge with the window's own, as threads'
+    do; ``per_process`` gives one row per process instead. In a followed child, the
+    window is the child's own profile: it is written where its parent collects it, and
+    nothing is printed.
     """
     _row_limit(row_limit)
     deferred = _DeferredInterrupt()
     try:
-        report = _stop(sorted_key, profile_path, per_thread)
-        if print_report:
+        quiet = _core.child_profile_running()
+        report = _stop(sorted_key, profile_path, per_thread, per_process=per_process)
+        if print_report and not quiet:
             print(report.table(row_limit=row_limit), file=stream if stream is not None else sys.stdout,
                   end="")
     finally:
@@ -261,6 +273,14 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
     allocator) first writes a dump of it to ``oom_path`` (default
     ``<profile_path>.oom.json``, else ``./paddle_prof.oom.<pid>.json``); the program's own
     error then goes on unchanged.
+
+    ``follow_children`` (default True): each process the program starts in the window
+    (os.fork, multiprocessing with fork, spawn or forkserver, DataLoader workers)
+    profiles itself quietly, and when the window stops, the children that have exited
+    are merged into its report: rows merge as threads' do (``per_process=True``: one
+    row per process, printed ``pid1234::name``), ``report.places`` gain each child's
+    places, and ``report.processes`` lists the children. A warning names each child
+    still running and where its profile will be written.
     """
 
     def __init__(self, state: str = "CPU", sorted_key: Optional[str] = None,
@@ -269,7 +289,8 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
                  schedule: Optional[_schedule.schedule] = None,
                  on_trace_ready: Optional[Callable[[Report], Any]] = None,
                  oom_path: PathArg = None, keep_last_steps: Optional[int] = None,
-                 capture_dir: PathArg = None) -> None:
+                 capture_dir: PathArg = None, follow_children: bool = True,
+                 per_process: bool = False) -> None:
         self.state = _check_state(state)
         _row_limit(row_limit)
         self.row_limit = row_limit
@@ -291,6 +312,8 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
         self.profile_path = profile_path
         self.oom_path = oom_path
         self.per_thread = per_thread
+        self.follow_children = bool(follow_children)
+        self.per_process = bool(per_process)
         self.stream = stream
         self.schedule = schedule
         self.on_trace_ready = on_trace_ready
@@ -312,7 +335,7 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
         return _schedule.cycle_path(_check_path(self.profile_path), cycle)
 
     def _start(self) -> None:
-        start_profiler(self.state)
+        start_profiler(self.state, follow_children=self.follow_children)
         cycle = self.schedule.cycle(self._step) if self.schedule is not None else None
         # The snapshot signal (FLAGS_paddle_prof_snapshot_signal) writes beside this path.
         _core.set_snapshot_path(_check_path(self._window_path(cycle)))
@@ -336,13 +359,16 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
         return self
 
     def _print(self, report: Report) -> None:
+        if report.process.role != "main":
+            return  # a followed child's own profile: its parent reports it
         print(report.table(row_limit=self.row_limit),
               file=self.stream if self.stream is not None else sys.stdout, end="")
 
     def _finish_cycle(self, cycle: int) -> None:
         """Stops the window and hands the cycle's report on."""
         self._recording = False
-        report = _stop(self.sorted_key, self._window_path(cycle), self.per_thread, cycle)
+        report = _stop(self.sorted_key, self._window_path(cycle), self.per_thread, cycle,
+                       self.per_process)
         self.reports.append(report)
         self.report = report
         if self.on_trace_ready is None:
@@ -384,7 +410,8 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
                               "if it was that call", RuntimeWarning, stacklevel=2)
                 return False
             self._recording = False
-            self.report = _stop(self.sorted_key, self.profile_path, self.per_thread)
+            self.report = _stop(self.sorted_key, self.profile_path, self.per_thread,
+                                per_process=self.per_process)
             self._print(self.report)
         except Exception as e:
             if exc_type is None:

@@ -31,7 +31,9 @@ class Report:
 
     ``events`` are rows with the attributes of the summary JSON's ``events`` entries
     (``name``, ``tag``, ``calls``, ``total_ms``, ``self_ms``, ``min_ms``, ``max_ms``,
-    ``ave_ms``, ``ratio``, ``memory`` ...), sorted by the window's sort key.
+    ``ave_ms``, ``ratio``, ``memory`` ...), sorted by the window's sort key. ``process``
+    is the process that recorded it and ``processes`` the child processes merged into it
+    (``pid``, ``role``, ``worker_id``, ``calls``, ``wall_ms``, ``summary_path``).
 
     Example::
 
@@ -52,6 +54,9 @@ class Report:
         self.sorted_by: str = self._summary["sorted_by"]
         self.dropped_events: int = self._summary["dropped_events"]
         self.cycle: Optional[int] = self._summary["cycle"]  # of a schedule, else None
+        # Who recorded it (pid, host, rank, role ...), and the children merged into it.
+        self.process = _namespace(self._summary["process"])
+        self.processes: List[SimpleNamespace] = [_namespace(p) for p in self._summary["processes"]]
 
     def table(self, detailed: bool = False, row_limit: Optional[int] = ROW_LIMIT) -> str:
         """The text report; ``detailed`` adds allocated and freed bytes per place.

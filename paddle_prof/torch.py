@@ -24,6 +24,7 @@ from typing import Any, Callable, List, Optional, TextIO, Tuple
 
 import torch  # noqa: F401  (loads libtorch before the bridge that links it)
 
+from paddle_prof import children as _children
 from paddle_prof.profiler import profiler as _base_profiler
 from paddle_prof.report import ROW_LIMIT
 
@@ -122,11 +123,13 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
                  schedule: Optional[Any] = None,
                  on_trace_ready: Optional[Callable[[Any], Any]] = None,
                  oom_path: Optional[str] = None, keep_last_steps: Optional[int] = None,
-                 capture_dir: Optional[str] = None) -> None:
+                 capture_dir: Optional[str] = None, follow_children: bool = True,
+                 per_process: bool = False) -> None:
         super().__init__(state, sorted_key, profile_path, per_thread=per_thread, stream=stream,
                          row_limit=row_limit, schedule=schedule, on_trace_ready=on_trace_ready,
                          oom_path=oom_path, keep_last_steps=keep_last_steps,
-                         capture_dir=capture_dir)
+                         capture_dir=capture_dir, follow_children=follow_children,
+                         per_process=per_process)
         self.record_shapes = record_shapes
         self.step_on_optimizer = step_on_optimizer
         self._wrapped_steps: List[Tuple[type, Callable]] = []
@@ -143,12 +146,14 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
             raise
         if self.step_on_optimizer:
             self._wrapped_steps = _steps_on_optimizer_step(self.step)
+        _children.torch_record_shapes = bool(self.record_shapes)  # a spawned child's ops too
         return self
 
     def __exit__(self, *exc_info: object) -> bool:
         for cls, original in self._wrapped_steps:
             cls.step = original
         self._wrapped_steps = []
+        _children.torch_record_shapes = None
         try:
             return super().__exit__(*exc_info)
         finally:
