@@ -610,8 +610,11 @@ void BecomeChildLocked(Control& control, const internal::ParentWindow& parent) {
   control.capture_dir.clear();  // a capture is its parent's
   control.capture_warning.clear();
   if (std::string error; !internal::WriteChildMarker(parent, control.process.pid, &error)) {
-    LOG(WARNING) << "paddle_prof: child " << control.process.pid
-                 << ": its parent may not find its profile: " << error;
+    // Straight to the file descriptor: in a forked child, a lock of glog's or of stderr's
+    // may have been held by another thread of the parent, forever.
+    const std::string line = "paddle_prof: child " + std::to_string(control.process.pid) +
+                             ": its parent will not know of it: " + error + "\n";
+    [[maybe_unused]] const ssize_t said = write(STDERR_FILENO, line.data(), line.size());
   }
   StopImplicitProfileAtExit();
 }
