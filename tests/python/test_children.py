@@ -282,3 +282,28 @@ def test_a_reset_in_the_parent_keeps_the_children_forked_before_it(tmp_path):
             os.waitpid(pid, 0)
         assert [(p.pid, p.calls) for p in prof.report.processes] == [(pid, 1)], prof.report.processes
     ''', args=[str(tmp_path / 'p.json')])
+
+
+def test_a_spawned_child_ended_by_sigterm_still_writes_its_profile(tmp_path):
+    result = run_script(tmp_path, '''
+        import io, multiprocessing, sys, time
+        import paddle_prof
+
+        def work(ready):
+            with paddle_prof.record_event('before_sigterm'):
+                pass
+            ready.set()
+            time.sleep(60)
+
+        if __name__ == '__main__':
+            context = multiprocessing.get_context('spawn')
+            ready = context.Event()
+            with paddle_prof.profiler('CPU', profile_path=sys.argv[1], stream=io.StringIO()) as prof:
+                child = context.Process(target=work, args=(ready,))
+                child.start()
+                assert ready.wait(60)
+                child.terminate()
+                child.join()
+            print('exitcode', child.exitcode, [(p.role, p.calls) for p in prof.report.processes])
+    ''', args=[str(tmp_path / 'p.json')])
+    assert "exitcode -15 [('child', 1)]" in result.stdout, result.stdout
