@@ -109,8 +109,8 @@ void RemoveChildMarker(const std::string& profile_path) {
   unlink((profile_path + ".running").c_str());
 }
 
-ArrivedChildren ReadArrivedChildren(const std::string& children_dir, int64_t parent_pid,
-                                    int64_t start_unix_ns) {
+ArrivedChildren CollectArrivedChildren(const std::string& children_dir, int64_t parent_pid,
+                                       int64_t start_unix_ns) {
   ArrivedChildren arrived;
   std::vector<std::string> names;
   if (DIR* dir = opendir(children_dir.c_str())) {
@@ -136,25 +136,49 @@ ArrivedChildren ReadArrivedChildren(const std::string& children_dir, int64_t par
       load(pid, children_dir + "/" + name);
     }
   }
+  std::vector<int64_t> running, ended;
   for (const std::string& name : names) {
     const int64_t pid = PidNamed(name, kMarkerSuffix);
     if (pid == 0 || written.count(pid) != 0) continue;
-    const std::optional<Marker> marker = ReadMarker(children_dir + "/" + name);
+    const std::string marker_path = children_dir + "/" + name;
+    const std::optional<Marker> marker = ReadMarker(marker_path);
     if (!marker || marker->parent_pid != parent_pid ||
         marker->parent_start_unix_ns < start_unix_ns) {
       continue;
     }
-    const std::string profile = ChildProfilePath(children_dir, pid);
-    if (const std::string summary = profile + ".summary.json"; Exists(summary)) {
+    if (const std::string summary = ChildProfilePath(children_dir, pid) + ".summary.json";
+        Exists(summary)) {
       load(pid, summary);  // written since the directory was listed
     } else if (StillRunning(pid)) {
-      arrived.warnings.push_back("child " + std::to_string(pid) +
-                                 " is still running; its profile will be written to " + profile);
+      running.push_back(pid);
     } else {
-      arrived.warnings.push_back("child " + std::to_string(pid) +
-                                 " ended without writing its profile");
+      ended.push_back(pid);
+      unlink(marker_path.c_str());  // it has told all it could
     }
   }
+  std::sort(running.begin(), running.end());
+  std::sort(ended.begin(), ended.end());
+  constexpr size_t kNamed = 10;  // a program that forks thousands of children
+  for (size_t i = 0; i < running.size() && i < kNamed; ++i) {
+    arrived.warnings.push_back("child " + std::to_string(running[i]) +
+                               " is still running; its profile will be written to " +
+                               ChildProfilePath(children_dir, running[i]));
+  }
+  if (running.size() > kNamed) {
+    arrived.warnings.push_back(std::to_string(running.size() - kNamed) +
+                               " more children are still running; their profiles will be "
+                               "written to " +
+                               children_dir);
+  }
+  for (size_t i = 0; i < ended.size() && i < kNamed; ++i) {
+    arrived.warnings.push_back("child " + std::to_string(ended[i]) +
+                               " ended without writing its profile");
+  }
+  if (ended.size() > kNamed) {
+    arrived.warnings.push_back(std::to_string(ended.size() - kNamed) +
+                               " more children ended without writing their profiles");
+  }
+  rmdir(children_dir.c_str());  // only if empty: nothing came, or all that came went
   std::sort(arrived.reports.begin(), arrived.reports.end(),
             [](const Report& a, const Report& b) { return a.process.pid < b.process.pid; });
   return arrived;

@@ -42,9 +42,11 @@ struct ArrivedChildren {
 
 // The summaries children of process `parent_pid` wrote in `children_dir` for a window
 // that started at `start_unix_ns` or later; a file that cannot be read, and each child
-// that has not written its profile (still running, or ended without it), is a warning.
-ArrivedChildren ReadArrivedChildren(const std::string& children_dir, int64_t parent_pid,
-                                    int64_t start_unix_ns);
+// that has not written its profile (still running, or ended without it), is a warning
+// (past 10 of a kind, one more says how many others). The markers of children that
+// ended without their profile go, and the directory with them if nothing is left there.
+ArrivedChildren CollectArrivedChildren(const std::string& children_dir, int64_t parent_pid,
+                                       int64_t start_unix_ns);
 
 }  // namespace paddle_prof::internal
 

@@ -505,7 +505,7 @@ uint64_t OpenWindowOrThrow() {
 void MergeArrivedChildren(const std::string& children_dir, int64_t start_unix_ns, bool per_process,
                           Report* report) {
   internal::ArrivedChildren arrived =
-      internal::ReadArrivedChildren(children_dir, report->process.pid, start_unix_ns);
+      internal::CollectArrivedChildren(children_dir, report->process.pid, start_unix_ns);
   if (!arrived.reports.empty() || per_process) {
     internal::MergeChildren(report, arrived.reports, per_process);
   }

@@ -63,11 +63,12 @@ void ExpectOnly(const Report& report, const std::string& name, int64_t calls) {
 }
 
 // Stops the window, which reports `calls` calls of `name` and leaves no capture in `dir`.
-void StopLeavingNoCapture(const std::string& dir, const std::string& name, int64_t calls) {
-  const Report report = StopProfiler();
+Report StopLeavingNoCapture(const std::string& dir, const std::string& name, int64_t calls) {
+  Report report = StopProfiler();
   FLAGS_paddle_prof_capture_dir = "";
   EXPECT_EQ(Row(report, name).calls, calls);
   EXPECT_EQ(CaptureFiles(dir), 0);
+  return report;
 }
 
 // Runs capture_main with its capture in `dir`, reads its stdout until MARKER (at most
@@ -206,7 +207,11 @@ TEST(Capture, ForkedChildWritesNothingIntoTheParentsCapture) {
   const Report live = LiveCapture(dir);
   ExpectOnly(live, "parent", 3);
   EXPECT_EQ(live.steps.size(), 0u);  // the child's step mark is its own
-  StopLeavingNoCapture(dir, "parent", 3);
+  const Report report = StopLeavingNoCapture(dir, "parent", 3);
+  ASSERT_EQ(report.processes.size(), 1u);  // the child's profile, merged at the stop
+  EXPECT_EQ(report.processes[0].pid, child);
+  std::filesystem::remove_all(
+      std::filesystem::path(report.processes[0].summary_path).parent_path());
 }
 
 TEST(Capture, UnwritableDirectoryRecordsInMemory) {

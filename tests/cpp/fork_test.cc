@@ -226,6 +226,21 @@ TEST(ForkTest, AChildStillRunningAtTheStopIsNamedWithWhereItsProfileWillBe) {
   RemoveChildren(ChildrenDirOf(report), child);
 }
 
+TEST(ForkTest, AChildThatEndedWithoutItsProfileIsNamedAndItsMarkerGoes) {
+  PADDLE_PROF_SKIP_IF_ALLOCATOR_NOT_FORK_SAFE();
+  EnableProfiler(ProfilerState::kCPU);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);  // past the exit handlers, which would write its profile
+  int status = 0;
+  ASSERT_TRUE(WaitOrKill(child, std::chrono::seconds(30), &status));
+  const Report report = StopProfiler(EventSortingKey::kTotal, "");
+  EXPECT_TRUE(
+      HasWarning(report, "child " + std::to_string(child) + " ended without writing its profile"))
+      << (report.warnings.empty() ? "no warning" : report.warnings[0]);
+  EXPECT_FALSE(Exists(ChildrenDirOf(report)));  // nothing left in it
+}
+
 TEST(ForkTest, WithoutFollowChildrenAChildWritesNothing) {
   PADDLE_PROF_SKIP_IF_ALLOCATOR_NOT_FORK_SAFE();
   FLAGS_paddle_prof_follow_children = false;
