@@ -1,6 +1,8 @@
 #include "child_profiles.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,7 +16,6 @@
 #include <stdexcept>
 #include <utility>
 
-#include "atomic_file.h"
 #include "process_identity.h"
 #include "summary_reader.h"
 
@@ -76,6 +77,15 @@ bool StillRunning(int64_t pid) {
   return state != 'Z' && state != 'X';
 }
 
+// Whether the child that made the marker at `path` still holds it: it profiles itself.
+bool StillProfiling(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  close(fd);
+  return held;
+}
+
 bool Exists(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0;
@@ -96,17 +106,28 @@ std::string ChildProfilePath(const std::string& children_dir, int64_t pid) {
   return children_dir + "/" + std::to_string(pid) + ".json";
 }
 
-bool WriteChildMarker(const ParentWindow& parent, int64_t pid, std::string* error) {
-  if (!MakeDirs(parent.children_dir, error)) return false;
-  const std::string marker = "parent_pid " + std::to_string(parent.pid) +
-                             "\nparent_start_unix_ns " + std::to_string(parent.start_unix_ns) +
-                             "\n";
-  return WriteFileAtomically(ChildProfilePath(parent.children_dir, pid) + ".running", marker,
-                             error);
+int WriteChildMarker(const ParentWindow& parent, int64_t pid, std::string* error) {
+  if (!MakeDirs(parent.children_dir, error)) return -1;
+  const std::string path = ChildProfilePath(parent.children_dir, pid) + ".running";
+  const std::string temp = path + ".tmp";
+  const std::string text = "parent_pid " + std::to_string(parent.pid) + "\nparent_start_unix_ns " +
+                           std::to_string(parent.start_unix_ns) + "\n";
+  // Locked before it is in place: the parent never finds it unlocked while this profiles.
+  const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0 || flock(fd, LOCK_EX) != 0 ||
+      write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size()) ||
+      rename(temp.c_str(), path.c_str()) != 0) {
+    *error = path + ": " + std::strerror(errno);
+    if (fd >= 0) close(fd);
+    unlink(temp.c_str());
+    return -1;
+  }
+  return fd;
 }
 
-void RemoveChildMarker(const std::string& profile_path) {
+void RemoveChildMarker(const std::string& profile_path, int marker) {
   unlink((profile_path + ".running").c_str());
+  if (marker >= 0) close(marker);
 }
 
 ArrivedChildren CollectArrivedChildren(const std::string& children_dir, int64_t parent_pid,
@@ -149,11 +170,13 @@ ArrivedChildren CollectArrivedChildren(const std::string& children_dir, int64_t 
     if (const std::string summary = ChildProfilePath(children_dir, pid) + ".summary.json";
         Exists(summary)) {
       load(pid, summary);  // written since the directory was listed
-    } else if (StillRunning(pid)) {
-      running.push_back(pid);
-    } else {
+    } else if (!StillRunning(pid)) {
       ended.push_back(pid);
       unlink(marker_path.c_str());  // it has told all it could
+    } else if (StillProfiling(marker_path)) {
+      running.push_back(pid);
+    } else {  // it runs another program (exec): unprofiled, as programs started are
+      unlink(marker_path.c_str());
     }
   }
   std::sort(running.begin(), running.end());

@@ -29,11 +29,14 @@ std::string ChildrenDir(const std::string& profile_path, const ProcessInfo& proc
 std::string ChildProfilePath(const std::string& children_dir, int64_t pid);
 
 // Makes the directory and the marker <dir>/<pid>.json.running, which names the parent
-// and its window, so that a parent can tell a child still running from one that ended
-// without its profile. False, with the reason in `error`, when either cannot be made.
-bool WriteChildMarker(const ParentWindow& parent, int64_t pid, std::string* error);
-// Removes the marker of the child whose profile path is `profile_path`.
-void RemoveChildMarker(const std::string& profile_path);
+// and its window, and returns a descriptor that holds it locked (flock) while this
+// process profiles itself: the parent tells a child still profiling from one that ended
+// without its profile, or that runs another program (the descriptor closes on exec).
+// -1, with the reason in `error`, when either cannot be made.
+int WriteChildMarker(const ParentWindow& parent, int64_t pid, std::string* error);
+// Removes the marker of the child whose profile path is `profile_path`, and closes its
+// descriptor (-1: none).
+void RemoveChildMarker(const std::string& profile_path, int marker);
 
 struct ArrivedChildren {
   std::vector<Report> reports;  // by pid
@@ -44,7 +47,8 @@ struct ArrivedChildren {
 // that started at `start_unix_ns` or later; a file that cannot be read, and each child
 // that has not written its profile (still running, or ended without it), is a warning
 // (past 10 of a kind, one more says how many others). The markers of children that
-// ended without their profile go, and the directory with them if nothing is left there.
+// ended without their profile, or run another program, go, and the directory with them
+// if nothing is left there.
 ArrivedChildren CollectArrivedChildren(const std::string& children_dir, int64_t parent_pid,
                                        int64_t start_unix_ns);
 

@@ -106,6 +106,7 @@ struct Control {
   bool follow_children = true;
   std::string children_dir;
   std::string child_path;
+  int child_marker = -1;  // holds the child's marker locked while it profiles
 };
 
 Control& GetControl() {
@@ -395,7 +396,9 @@ void EnableLocked(Control& control, ProfilerState state, bool implicit,
   control.failures_after_oom = 0;
   if (!implicit) control.launcher_report.reset();  // the program's window: its own options
   // A child's profile replaced by the child's own profiler: its parent gets nothing.
-  if (!control.child_path.empty()) internal::RemoveChildMarker(control.child_path);
+  if (!control.child_path.empty()) {
+    internal::RemoveChildMarker(control.child_path, std::exchange(control.child_marker, -1));
+  }
   control.child_path.clear();
   control.follow_children = FLAGS_paddle_prof_follow_children;
   control.children_dir.clear();
@@ -537,7 +540,7 @@ Report StopLocked(Control& control, const internal::ReportOptions& given) {
   }
   WriteFilesOf(c, options, &report);  // the summary with the children
   if (!control.child_path.empty()) {
-    internal::RemoveChildMarker(control.child_path);
+    internal::RemoveChildMarker(control.child_path, std::exchange(control.child_marker, -1));
     control.child_path.clear();
   }
   return report;
@@ -609,7 +612,9 @@ void BecomeChildLocked(Control& control, const internal::ParentWindow& parent) {
   control.children_dir.clear();
   control.capture_dir.clear();  // a capture is its parent's
   control.capture_warning.clear();
-  if (std::string error; !internal::WriteChildMarker(parent, control.process.pid, &error)) {
+  std::string error;
+  control.child_marker = internal::WriteChildMarker(parent, control.process.pid, &error);
+  if (control.child_marker < 0) {
     // Straight to the file descriptor: in a forked child, a lock of glog's or of stderr's
     // may have been held by another thread of the parent, forever.
     const std::string line = "paddle_prof: child " + std::to_string(control.process.pid) +
@@ -620,13 +625,16 @@ void BecomeChildLocked(Control& control, const internal::ParentWindow& parent) {
 }
 
 // In a forked child, with every lock held (see LockAllForFork): the parent's signal
-// watcher and GPU context are not there. A window that follows children is followed
-// (the caller makes it the child's once the locks are free); an implicit one that does
-// not is dropped, silently, for its report and files are the parent's. An explicit one
-// that does not stays as it was. Returns whether the child follows.
+// watcher, GPU context and own profile (if it is a followed child) are not there. A window that
+// follows children is followed (the caller makes it the child's once the locks are free); an
+// implicit one that does not is dropped, silently, for its report and files are the parent's. An
+// explicit one that does not stays as it was. Returns whether the child follows.
 bool LeaveTheParentsWindowInChild() {
   Control& control = GetControl();
   internal::ReleaseCaughtSignalsInChild();
+  // A parent that is itself a followed child keeps its marker and its lock.
+  if (control.child_marker >= 0) close(std::exchange(control.child_marker, -1));
+  control.child_path.clear();
   const bool follow = g_window.load(std::memory_order_relaxed) != 0 && control.follow_children;
   if (!follow && !control.implicit) return false;
   TakeGpuTracer(control);  // the parent's: a GPU context does not carry over fork()

@@ -13,6 +13,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -239,6 +240,38 @@ TEST(ForkTest, AChildThatEndedWithoutItsProfileIsNamedAndItsMarkerGoes) {
       HasWarning(report, "child " + std::to_string(child) + " ended without writing its profile"))
       << (report.warnings.empty() ? "no warning" : report.warnings[0]);
   EXPECT_FALSE(Exists(ChildrenDirOf(report)));  // nothing left in it
+}
+
+// A child that runs another program is not profiled any more (programs started are
+// not): the parent says nothing of it, and its marker goes.
+TEST(ForkTest, AChildThatRanAnotherProgramIsLeftOut) {
+  PADDLE_PROF_SKIP_IF_ALLOCATOR_NOT_FORK_SAFE();
+  int input[2];
+  ASSERT_EQ(pipe(input), 0);
+  EnableProfiler(ProfilerState::kCPU);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    dup2(input[0], STDIN_FILENO);
+    close(input[1]);
+    execl("/bin/cat", "cat", static_cast<char*>(nullptr));  // until its input ends
+    _exit(127);
+  }
+  close(input[0]);
+  const std::string comm = "/proc/" + std::to_string(child) + "/comm";
+  for (int i = 0; i < 3000; ++i) {  // at most 30 s for the exec
+    std::string name;
+    std::getline(std::ifstream(comm) >> std::ws, name);
+    if (name == "cat") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const Report report = StopProfiler(EventSortingKey::kTotal, "");
+  EXPECT_TRUE(report.warnings.empty()) << report.warnings[0];
+  EXPECT_FALSE(Exists(ChildrenDirOf(report)));
+  close(input[1]);
+  int status = 0;
+  ASSERT_TRUE(WaitOrKill(child, std::chrono::seconds(30), &status));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
 }
 
 TEST(ForkTest, WithoutFollowChildrenAChildWritesNothing) {
