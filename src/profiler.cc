@@ -932,10 +932,13 @@ std::optional<FollowedWindow> FollowedWindowNow() {
 bool StartChildProfile(ProfilerState state, const ParentWindow& parent) {
   Control& control = GetControl();
   internal::NativeGuard profiler_memory;
-  std::lock_guard<std::mutex> lock(control.mu);
-  if (g_window.load(std::memory_order_relaxed) != 0 && !control.implicit) return false;
-  EnableLocked(control, state, /*implicit=*/true, &parent);
-  // The child's signals end it as its parent's do, once its profile is written.
+  {
+    std::lock_guard<std::mutex> lock(control.mu);
+    if (g_window.load(std::memory_order_relaxed) != 0 && !control.implicit) return false;
+    EnableLocked(control, state, /*implicit=*/true, &parent);
+  }
+  // The child's signals end it as its parent's do, once its profile is written. Outside
+  // the profiler's lock, which fork() takes after the signals' install lock.
   internal::CatchTerminationSignals({SIGTERM, SIGHUP}, StopImplicitProfile);
   return true;
 }
