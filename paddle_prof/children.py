@@ -54,9 +54,9 @@ def finish() -> None:
         _say(e)
 
 
-def _exit_after_finishing(code: int) -> None:
+def _exit_after_finishing(status: int) -> None:
     finish()
-    _os_exit(code)
+    _os_exit(status)
 
 
 def _follow() -> None:
@@ -116,6 +116,10 @@ class _Preloaded:
 
     def __enter__(self) -> None:
         if self.enabled:
+            # The resource tracker, started on first use by the launch, stays plain.
+            from multiprocessing import resource_tracker
+
+            resource_tracker.ensure_running()
             self.before = os.environ.get("LD_PRELOAD")
             os.environ["LD_PRELOAD"] = ":".join(filter(None, [native_library, self.before]))
 
