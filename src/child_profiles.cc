@@ -162,14 +162,12 @@ ArrivedChildren CollectArrivedChildren(const std::string& children_dir, int64_t 
     const int64_t pid = PidNamed(name, kMarkerSuffix);
     if (pid == 0 || written.count(pid) != 0) continue;
     const std::string marker_path = children_dir + "/" + name;
+    const std::string summary = ChildProfilePath(children_dir, pid) + ".summary.json";
     const std::optional<Marker> marker = ReadMarker(marker_path);
-    if (!marker || marker->parent_pid != parent_pid ||
-        marker->parent_start_unix_ns < start_unix_ns) {
-      continue;
-    }
-    if (const std::string summary = ChildProfilePath(children_dir, pid) + ".summary.json";
-        Exists(summary)) {
-      load(pid, summary);  // written since the directory was listed
+    if (!marker || Exists(summary)) {  // perhaps written since the directory was listed
+      if (Exists(summary)) load(pid, summary);
+    } else if (marker->parent_pid != parent_pid || marker->parent_start_unix_ns < start_unix_ns) {
+      continue;  // another process's child, or an earlier window's
     } else if (!StillRunning(pid)) {
       ended.push_back(pid);
       unlink(marker_path.c_str());  // it has told all it could
