@@ -76,9 +76,10 @@ def start_in_child(setup: Dict[str, Any]) -> None:
     profile, as its parent's window asked. Warns on stderr, never raises."""
     try:
         if setup["torch_record_shapes"] is not None:
-            from paddle_prof.torch import _torch_bridge
+            from paddle_prof.torch import _torch_bridge, _track_cuda_memory
 
             _torch_bridge.install(bool(setup["torch_record_shapes"]))
+            _track_cuda_memory(setup["state"])
         if _core.start_child_profile(setup["state"], setup["children_dir"], setup["parent_pid"],
                                      setup["parent_start_unix_ns"]):
             _follow()

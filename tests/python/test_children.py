@@ -76,6 +76,7 @@ def test_dataloader_workers_are_merged_with_exact_calls(tmp_path, context):
             for per_process in (False, True):
                 with paddle_prof.torch.profiler('CPU', profile_path=sys.argv[1] + str(per_process),
                                                 per_process=per_process,
+                                                record_shapes=per_process,
                                                 stream=io.StringIO()) as prof:
                     loader = torch.utils.data.DataLoader(Ones(), batch_size=2, num_workers=2,
                                                          multiprocessing_context={context!r})
@@ -106,6 +107,9 @@ def test_dataloader_workers_are_merged_with_exact_calls(tmp_path, context):
         assert calls(split, 'aten::add', pid) == 4  # 2 batches of 2 items each
         assert calls(split, 'aten::ones', pid) == 4
         assert f'pid{pid}::aten::add' in table
+        # record_shapes reached the worker too: a row per input shape.
+        assert {e['tag'] for e in split['events']
+                if e['name'] == 'aten::add' and e.get('process') == pid} == {'[[4], [], []]'}
     assert calls(split, 'aten::add', split['process']['pid']) == 0
 
 
