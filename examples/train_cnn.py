@@ -1,10 +1,12 @@
 """A small CNN trained on synthetic MNIST-sized data under paddle_prof.
 
-    PYTHONPATH=build/python python3 examples/train_cnn.py [--iterations 10] [--profile-path profile.json]
+    PYTHONPATH=build/python python3 examples/train_cnn.py [--iterations 10] [--workers 2] [--profile-path profile.json]
 
 Prints the report when training ends and writes a Chrome trace (open it in
 https://ui.perfetto.dev) and its summary JSON. The first two iterations are warm-up,
-left out with reset_profiler(), as in Paddle's profiler example.
+left out with reset_profiler(), as in Paddle's profiler example. The batches come from
+a DataLoader with worker processes: their ops (the dataset's aten::randn, the collate's
+aten::stack) are merged into the report, and `processes` lists the workers.
 """
 
 import argparse
@@ -13,6 +15,20 @@ import torch
 
 import paddle_prof
 import paddle_prof.torch
+
+
+class SyntheticMNIST(torch.utils.data.Dataset):
+    """Images and labels made up on the fly, as a decoding dataset would make them."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, index: int):
+        generator = torch.Generator().manual_seed(index)
+        return torch.randn(1, 28, 28, generator=generator), index % 10
 
 
 class SmallCNN(torch.nn.Module):
@@ -34,6 +50,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=10)
     parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--workers", type=int, default=2, help="DataLoader worker processes")
     parser.add_argument("--profile-path", default="profile.json")
     parser.add_argument("--sorted-key", default="total")
     args = parser.parse_args()
@@ -41,12 +58,12 @@ def main() -> None:
     torch.manual_seed(0)
     model = SmallCNN()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    images = torch.randn(args.batch_size, 1, 28, 28)
-    labels = torch.randint(0, 10, (args.batch_size,))
+    loader = torch.utils.data.DataLoader(SyntheticMNIST(args.iterations * args.batch_size),
+                                         batch_size=args.batch_size, num_workers=args.workers)
 
     with paddle_prof.torch.profiler('CPU', args.sorted_key, profile_path=args.profile_path,
                                     record_shapes=True) as prof:
-        for it in range(args.iterations):
+        for it, (images, labels) in enumerate(loader):
             if it == 2:
                 paddle_prof.reset_profiler()
             with paddle_prof.record_event('train_step'):
@@ -56,7 +73,8 @@ def main() -> None:
                 optimizer.step()
             paddle_prof.mark_step()
     print(f"final loss {loss.item():.4f}; {len(prof.report.events)} rows, "
-          f"{len(prof.report.steps)} steps, wall {prof.report.wall_ms:.1f} ms")
+          f"{len(prof.report.steps)} steps, wall {prof.report.wall_ms:.1f} ms, "
+          f"{len(prof.report.processes)} worker processes merged")
     if args.profile_path:
         print(f"trace: {args.profile_path}  summary: {args.profile_path}.summary.json")
 
