@@ -57,6 +57,11 @@ class Report:
         # Who recorded it (pid, host, rank, role ...), and the children merged into it.
         self.process = _namespace(self._summary["process"])
         self.processes: List[SimpleNamespace] = [_namespace(p) for p in self._summary["processes"]]
+        # When its window opened (unix_ns) and this clock's offset to rank 0's; a merge's
+        # inputs (path and process), empty unless merged.
+        self.clock = _namespace(self._summary["clock"])
+        self.merged_from: List[SimpleNamespace] = [
+            _namespace(m) for m in self._summary.get("merged_from", [])]
 
     def table(self, detailed: bool = False, row_limit: Optional[int] = ROW_LIMIT) -> str:
         """The text report; ``detailed`` adds allocated and freed bytes per place.

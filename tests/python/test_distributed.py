@@ -120,3 +120,5 @@ def test_merge_names_the_slow_rank_its_event_and_its_steps(two_ranks):
         assert set(step.wall_ms_by) == {"0", "1"}
         assert step.wall_ms == max(step.wall_ms_by.values())
     assert [p["process"]["rank"] for p in merged.to_dict()["merged_from"]] == [0, 1]
+    assert [m.process["rank"] for m in merged.merged_from] == [0, 1]
+    assert merged.clock.offset_ns == 0
