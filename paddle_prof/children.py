@@ -55,8 +55,10 @@ def finish() -> None:
 
 
 def _exit_after_finishing(status: int) -> None:
-    finish()
-    _os_exit(status)
+    try:
+        finish()
+    finally:  # a KeyboardInterrupt in the middle must not let the child run on
+        _os_exit(status)
 
 
 def _follow() -> None:
@@ -148,6 +150,8 @@ def _following(launch: Callable[..., Any], native: bool) -> Callable[..., Any]:
                 return launch(self, process_obj)
         finally:
             process_obj.__dict__.pop("_paddle_prof_child", None)
+            if getattr(self, "pid", None):  # named at the stop even before it runs
+                _core.note_child_launched(int(self.pid))
 
     launch_followed._paddle_prof_following = True  # type: ignore[attr-defined]
     return launch_followed

@@ -131,7 +131,8 @@ void RemoveChildMarker(const std::string& profile_path, int marker) {
 }
 
 ArrivedChildren CollectArrivedChildren(const std::string& children_dir, int64_t parent_pid,
-                                       int64_t start_unix_ns) {
+                                       int64_t start_unix_ns,
+                                       const std::vector<int64_t>& launched) {
   ArrivedChildren arrived;
   std::vector<std::string> names;
   if (DIR* dir = opendir(children_dir.c_str())) {
@@ -158,9 +159,11 @@ ArrivedChildren CollectArrivedChildren(const std::string& children_dir, int64_t 
     }
   }
   std::vector<int64_t> running, ended;
+  std::set<int64_t> marked;  // children that told of themselves
   for (const std::string& name : names) {
     const int64_t pid = PidNamed(name, kMarkerSuffix);
     if (pid == 0 || written.count(pid) != 0) continue;
+    marked.insert(pid);
     const std::string marker_path = children_dir + "/" + name;
     const std::string summary = ChildProfilePath(children_dir, pid) + ".summary.json";
     const std::optional<Marker> marker = ReadMarker(marker_path);
@@ -175,6 +178,15 @@ ArrivedChildren CollectArrivedChildren(const std::string& children_dir, int64_t 
       running.push_back(pid);
     } else {  // it runs another program (exec): unprofiled, as programs started are
       unlink(marker_path.c_str());
+    }
+  }
+  for (const int64_t pid : launched) {  // started, but not yet (or never) running
+    if (written.count(pid) != 0 || marked.count(pid) != 0) continue;
+    const std::string summary = ChildProfilePath(children_dir, pid) + ".summary.json";
+    if (Exists(summary)) {
+      load(pid, summary);
+    } else {
+      (StillRunning(pid) ? running : ended).push_back(pid);
     }
   }
   std::sort(running.begin(), running.end());

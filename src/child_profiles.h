@@ -49,8 +49,12 @@ struct ArrivedChildren {
 // (past 10 of a kind, one more says how many others). The markers of children that
 // ended without their profile, or run another program, go, and the directory with them
 // if nothing is left there.
+// `launched`: children the parent started as fresh programs (spawn, forkserver), which
+// write their marker only once they run: one with neither marker nor summary is named
+// too.
 ArrivedChildren CollectArrivedChildren(const std::string& children_dir, int64_t parent_pid,
-                                       int64_t start_unix_ns);
+                                       int64_t start_unix_ns,
+                                       const std::vector<int64_t>& launched = {});
 
 }  // namespace paddle_prof::internal
 

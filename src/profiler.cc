@@ -106,7 +106,8 @@ struct Control {
   bool follow_children = true;
   std::string children_dir;
   std::string child_path;
-  int child_marker = -1;  // holds the child's marker locked while it profiles
+  int child_marker = -1;                   // holds the child's marker locked while it profiles
+  std::vector<int64_t> launched_children;  // spawned since EnableProfiler() (NoteChildLaunched)
 };
 
 Control& GetControl() {
@@ -402,6 +403,7 @@ void EnableLocked(Control& control, ProfilerState state, bool implicit,
   control.child_path.clear();
   control.follow_children = FLAGS_paddle_prof_follow_children;
   control.children_dir.clear();
+  control.launched_children.clear();
   control.keep_last_steps = std::max(FLAGS_paddle_prof_keep_last_steps, 0);
   control.capture_dir = FLAGS_paddle_prof_capture_dir;
   if (child_of != nullptr) BecomeChildLocked(control, *child_of);
@@ -505,10 +507,10 @@ uint64_t OpenWindowOrThrow() {
 
 // The children of the window that have written their profiles, merged into `report`;
 // those that have not are named in its warnings.
-void MergeArrivedChildren(const std::string& children_dir, int64_t start_unix_ns, bool per_process,
-                          Report* report) {
+void MergeArrivedChildren(const std::string& children_dir, int64_t start_unix_ns,
+                          const std::vector<int64_t>& launched, bool per_process, Report* report) {
   internal::ArrivedChildren arrived =
-      internal::CollectArrivedChildren(children_dir, report->process.pid, start_unix_ns);
+      internal::CollectArrivedChildren(children_dir, report->process.pid, start_unix_ns, launched);
   if (!arrived.reports.empty() || per_process) {
     internal::MergeChildren(report, arrived.reports, per_process);
   }
@@ -536,7 +538,8 @@ Report StopLocked(Control& control, const internal::ReportOptions& given) {
   CollectLocked(control, window, end_ns, &c);
   Report report = internal::BuildReport(c, options);
   if (!children_dir.empty()) {
-    MergeArrivedChildren(children_dir, start_unix_ns, options.per_process, &report);
+    MergeArrivedChildren(children_dir, start_unix_ns, control.launched_children,
+                         options.per_process, &report);
   }
   WriteFilesOf(c, options, &report);  // the summary with the children
   if (!control.child_path.empty()) {
@@ -731,6 +734,7 @@ Report SnapshotProfiler(EventSortingKey key, const std::string& profile_path) {
 
 Report DisableProfiler(EventSortingKey key, const std::string& profile_path) {
   Report report = StopProfiler(key, profile_path);
+  if (report.process.parent_pid) return report;  // a followed child's: it prints nothing
   std::fputs(report.Table(false, FLAGS_paddle_prof_row_limit).c_str(), stdout);
   std::fflush(stdout);
   return report;
@@ -910,6 +914,15 @@ bool ImplicitProfilerRunning() {
   internal::NativeGuard profiler_memory;
   std::lock_guard<std::mutex> lock(control.mu);
   return control.implicit && g_window.load(std::memory_order_relaxed) != 0;
+}
+
+void NoteChildLaunched(int64_t pid) {
+  Control& control = GetControl();
+  internal::NativeGuard profiler_memory;
+  std::lock_guard<std::mutex> lock(control.mu);
+  if (g_window.load(std::memory_order_relaxed) != 0 && control.follow_children) {
+    control.launched_children.push_back(pid);
+  }
 }
 
 void SetFollowChildren(bool follow) {

@@ -64,6 +64,10 @@ bool ImplicitProfilerRunning();
 // its report when it stops (FLAGS_paddle_prof_follow_children is the default of each
 // window); ignored while no window is open.
 void SetFollowChildren(bool follow);
+// A child the open window's program started as a fresh program (multiprocessing's spawn
+// or forkserver): it tells of itself only once it runs, so the stop names it even if it
+// has not yet. Ignored while no window follows children.
+void NoteChildLaunched(int64_t pid);
 
 // The open window, for a child that starts as a fresh program (multiprocessing's spawn
 // and forkserver): its state and where its children write. None when no window is open

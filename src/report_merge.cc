@@ -36,6 +36,18 @@ void CheckInputs(const std::vector<Report>& inputs) {
                                 std::to_string(p.pid) + " on host '" + p.host +
                                 "'): merge one profile per process or rank");
   }
+  // A parent's profile holds its children's already: merging one of them again would
+  // count it twice.
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    for (const ChildProcess& child : inputs[i].processes) {
+      const auto again = seen.find(std::make_pair(inputs[i].process.host, child.pid));
+      if (again == seen.end()) continue;
+      throw std::invalid_argument(InputName(inputs[again->second], again->second) +
+                                  " is the profile of pid " + std::to_string(child.pid) +
+                                  ", a child already merged into " + InputName(inputs[i], i) +
+                                  ": merge the parent's profile alone");
+    }
+  }
 }
 
 // Inputs are told apart by rank when each has its own, else by pid.

@@ -11,16 +11,16 @@
 namespace paddle_prof::internal {
 
 bool IsCommunication(std::string_view name) {
-  for (const std::string_view prefix : {"c10d::", "gloo:", "nccl:", "mpi:", "ucc:",
-                                        "record_param_comms", "DistributedDataParallel."}) {
+  for (const std::string_view prefix :
+       {"c10d::", "gloo:", "nccl:", "mpi:", "ucc:", "record_param_comms"}) {
     if (name.substr(0, prefix.size()) == prefix) return true;
   }
-  for (const std::string_view collective :
-       {"all_reduce", "allreduce", "all_gather", "allgather", "reduce_scatter", "alltoall",
-        "all_to_all", "broadcast", "barrier"}) {
-    if (name.find(collective) != std::string_view::npos) return true;
-  }
   return false;
+}
+
+bool WaitsForCommunication(std::string_view name) {
+  constexpr std::string_view kDdp = "DistributedDataParallel.";
+  return IsCommunication(name) || name.substr(0, kDdp.size()) == kDdp;
 }
 
 std::vector<double> CommunicationMsPerStep(const Collection& c) {

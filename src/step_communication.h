@@ -11,10 +11,12 @@
 
 namespace paddle_prof::internal {
 
-// Whether `name` is collective communication or waits for it: torch.distributed's c10d
-// ops, the gloo/NCCL/MPI/UCC work they launch, DistributedDataParallel's forward (it
-// syncs buffers), and ops named for a collective (all_reduce, broadcast, barrier, ...).
+// Whether `name` is collective communication: torch.distributed's c10d ops and the
+// gloo/NCCL/MPI/UCC work they launch (which, run on the backend's threads, spans the wait).
 bool IsCommunication(std::string_view name);
+// Whether a rank's time in `name` may be spent waiting for the others: communication, or
+// DistributedDataParallel's own scopes (its forward syncs buffers, its reducer waits).
+bool WaitsForCommunication(std::string_view name);
 
 // For each step of `c` (in order), the milliseconds during which at least one thread was
 // in a communication call.

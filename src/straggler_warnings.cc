@@ -41,7 +41,7 @@ std::vector<std::string> OpWarnings(const std::vector<EventRow>& rows, const std
                                     size_t inputs) {
   std::vector<OpStraggler> found;
   for (const EventRow& row : rows) {
-    if (!row.spread || IsCommunication(row.name) ||
+    if (!row.spread || WaitsForCommunication(row.name) ||
         !IsStraggler(row.spread->max_ms, row.spread->median_ms)) {
       continue;
     }

@@ -202,6 +202,22 @@ TEST(ReportMergeTest, StepsMergeByIndexWithEachInputsWallTime) {
 // Under synchronous data parallelism every rank's step lasts as long as the slowest's:
 // the others wait in communication, so the straggler is the one with the most time
 // outside it, and communication rows never straggle themselves.
+TEST(ReportMergeTest, AChildMergedIntoItsParentIsNotMergedAgain) {
+  std::vector<Report> inputs = {Input(1, std::nullopt, {}), Input(2, std::nullopt, {})};
+  inputs[0].summary_path = "/p/parent.json.summary.json";
+  inputs[1].summary_path = "/p/parent.json.children/2.json.summary.json";
+  inputs[0].processes.push_back({2, "worker", 0, 5, 1.0, inputs[1].summary_path});
+  try {
+    MergeReports(inputs, EventSortingKey::kTotal);
+    ADD_FAILURE() << "merged a child twice";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "/p/parent.json.children/2.json.summary.json is the profile of pid 2, a child "
+              "already merged into /p/parent.json.summary.json: merge the parent's profile "
+              "alone");
+  }
+}
+
 TEST(ReportMergeTest, TheStragglerIsTheRankTheOthersWaitedFor) {
   std::vector<Report> inputs = {Input(1, 0, {}), Input(2, 1, {})};
   inputs[0].steps = {Step(0, 55.0, 0)};

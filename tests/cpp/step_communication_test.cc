@@ -15,12 +15,17 @@ using internal::IsCommunication;
 
 TEST(StepCommunicationTest, CollectivesAreNamedByTheirOpsAndWork) {
   for (const char* name :
-       {"c10d::allreduce_", "gloo:all_reduce", "nccl:all_gather", "DistributedDataParallel.forward",
-        "record_param_comms", "my_barrier", "broadcast_buffers"}) {
+       {"c10d::allreduce_", "gloo:all_reduce", "nccl:all_gather", "record_param_comms"}) {
     EXPECT_TRUE(IsCommunication(name)) << name;
+    EXPECT_TRUE(internal::WaitsForCommunication(name)) << name;
   }
-  for (const char* name : {"aten::add", "slow_op", "Optimizer.step#SGD.step", "reduce"}) {
+  // Its forward runs the model: compute, though it may wait for buffers too.
+  EXPECT_FALSE(IsCommunication("DistributedDataParallel.forward"));
+  EXPECT_TRUE(internal::WaitsForCommunication("DistributedDataParallel.forward"));
+  for (const char* name : {"aten::add", "slow_op", "Optimizer.step#SGD.step", "reduce",
+                           "aten::broadcast_tensors", "my_barrier"}) {
     EXPECT_FALSE(IsCommunication(name)) << name;
+    EXPECT_FALSE(internal::WaitsForCommunication(name)) << name;
   }
 }
 

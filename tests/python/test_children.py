@@ -216,6 +216,31 @@ def test_a_child_still_running_at_the_stop_is_named_with_where_its_profile_will_
     assert calls(late, 'late_work') == 1  # where the warning said
 
 
+def test_a_spawned_child_not_yet_running_at_the_stop_is_named_too(tmp_path):
+    result = run_script(tmp_path, """
+        import io, json, multiprocessing, sys
+        import paddle_prof
+
+        def work():
+            with paddle_prof.record_event('spawned_work'):
+                pass
+
+        if __name__ == '__main__':
+            with paddle_prof.profiler('CPU', profile_path=sys.argv[1], stream=io.StringIO()) as prof:
+                child = multiprocessing.get_context('spawn').Process(target=work)
+                child.start()  # its interpreter is still starting as the window stops
+            child.join()
+            print(json.dumps({'child': child.pid, 'warnings': prof.report.warnings}))
+    """, args=[str(tmp_path / 'p.json')])
+    said = json.loads(result.stdout.splitlines()[-1])
+    child = said['child']
+    profile = tmp_path / 'p.json.children' / f'{child}.json'
+    assert (f'child {child} is still running; its profile will be written to {profile}'
+            in said['warnings']), said['warnings']
+    late = json.loads(profile.with_name(profile.name + '.summary.json').read_text())
+    assert calls(late, 'spawned_work') == 1  # where the warning said
+
+
 def test_without_follow_children_a_forked_child_is_neither_profiled_nor_merged(tmp_path):
     run_script(tmp_path, '''
         import io, os, sys
