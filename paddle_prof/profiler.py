@@ -132,9 +132,9 @@ def start_profiler(state: str = "CPU", *, follow_children: bool = True) -> None:
         raise RuntimeError("a profiler is already running: stop it first "
                            "(paddle_prof.stop_profiler(), or leave its with-block)")
     distributed = _distributed.window_opening()  # before the window: its exchanges are ours
-    _core.enable_profiler(state)
     if distributed is not None:
-        _core.set_distributed(*distributed)
+        _core.set_distributed(*distributed)  # for the window, its paths and its capture
+    _core.enable_profiler(state)
     _core.set_follow_children(bool(follow_children))
 
 

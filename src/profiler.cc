@@ -77,6 +77,15 @@ struct Control {
   ProcessInfo process;
   int64_t clock_offset_ns = 0;  // to rank 0's clock, when measured
   std::string clock_warning;    // why it was not
+  // Where the next window stands in torch.distributed (SetDistributedInfo), taken as it
+  // opens.
+  struct Distributed {
+    int rank, world_size;
+    std::string backend;
+    int64_t offset_ns;
+    std::string warning;
+  };
+  std::optional<Distributed> next_distributed;
   std::vector<internal::StepMark> steps;
   internal::TrackerCounts tracker_at_start;
   // A flight recorder (keep_last_steps): only the last steps' records are kept.
@@ -376,6 +385,9 @@ void BecomeChildLocked(Control& control, const internal::ParentWindow& parent);
 // profile of a child started as a fresh program (see BecomeChildLocked).
 void EnableLocked(Control& control, ProfilerState state, bool implicit,
                   const internal::ParentWindow* child_of = nullptr) {
+  // For this window only, whether it opens or not.
+  const std::optional<Control::Distributed> distributed =
+      std::exchange(control.next_distributed, std::nullopt);
   if (g_window.load(std::memory_order_relaxed) != 0 && !control.implicit) {
     throw std::logic_error(
         "paddle_prof: the profiler is already enabled; call DisableProfiler() first");
@@ -392,6 +404,13 @@ void EnableLocked(Control& control, ProfilerState state, bool implicit,
   control.process = internal::ThisProcess();
   control.clock_offset_ns = 0;
   control.clock_warning.clear();
+  if (distributed) {  // before the capture opens: its directory may name the rank
+    control.process.rank = distributed->rank;
+    control.process.world_size = distributed->world_size;
+    control.process.backend = distributed->backend;
+    control.clock_offset_ns = distributed->offset_ns;
+    control.clock_warning = distributed->warning;
+  }
   control.oom_path.clear();
   control.oom_dumped = false;
   control.failures_after_oom = 0;
@@ -869,12 +888,8 @@ void SetDistributedInfo(int rank, int world_size, const std::string& backend,
   Control& control = GetControl();
   internal::NativeGuard profiler_memory;
   std::lock_guard<std::mutex> lock(control.mu);
-  if (g_window.load(std::memory_order_relaxed) == 0) return;
-  control.process.rank = rank;
-  control.process.world_size = world_size;
-  control.process.backend = backend;
-  control.clock_offset_ns = offset_ns.value_or(0);
-  control.clock_warning = warning;
+  control.next_distributed =
+      Control::Distributed{rank, world_size, backend, offset_ns.value_or(0), warning};
 }
 
 void SetSnapshotPath(const std::string& profile_path) {

@@ -38,10 +38,11 @@ void SetKeepLastSteps(int steps);
 // that a profiler the program opens later captures there as well.
 std::string SetCaptureDir(const std::string& dir, bool every_window = false);
 
-// The open window's place in a torch.distributed job, as the Python profiler found it
-// when the window opened: its rank, world size and backend (replacing RANK and
-// WORLD_SIZE), and the measured offset of this process's clock to rank 0's (none: not
-// measured; `warning`, for the report, says why).
+// The next window's place in a torch.distributed job, as the Python profiler finds it
+// just before it enables: its rank, world size and backend (replacing RANK and
+// WORLD_SIZE, in paths too), and the measured offset of this process's clock to rank 0's
+// (none: not measured; `warning`, for the report, says why). The next EnableProfiler()
+// takes it, whether it opens a window or fails.
 void SetDistributedInfo(int rank, int world_size, const std::string& backend,
                         std::optional<int64_t> offset_ns, const std::string& warning);
 

@@ -130,3 +130,33 @@ def test_merge_names_the_slow_rank_its_event_and_its_steps(two_ranks):
     assert [p["process"]["rank"] for p in merged.to_dict()["merged_from"]] == [0, 1]
     assert [m.process["rank"] for m in merged.merged_from] == [0, 1]
     assert merged.clock.offset_ns == 0
+
+
+def test_each_rank_captures_into_its_own_directory_and_names_its_rank(tmp_path):
+    script = tmp_path / "captured.py"
+    script.write_text(f"""
+import os, sys
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import paddle_prof
+
+def main(rank, port, out):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=2)
+    with paddle_prof.profiler("CPU", stream=open(os.devnull, "w")):
+        with paddle_prof.record_event("captured_op"):
+            pass
+        meta = open(os.path.join(out, f"cap{{rank}}", "pp_capture.meta")).read()
+        print("META", rank, [line for line in meta.splitlines() if line.startswith("rank")])
+    dist.destroy_process_group()
+
+if __name__ == "__main__":
+    mp.spawn(main, args=({free_port()}, sys.argv[1]), nprocs=2, join=True)
+""")
+    env = os.environ.copy()
+    env["FLAGS_paddle_prof_capture_dir"] = str(tmp_path / "cap{rank}")
+    proc = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True,
+                          text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "META 0 ['rank 0 2']" in proc.stdout, proc.stdout
+    assert "META 1 ['rank 1 2']" in proc.stdout, proc.stdout
