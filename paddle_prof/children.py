@@ -69,8 +69,14 @@ def _follow() -> None:
 
 
 def _after_fork_in_child() -> None:
-    if _core.child_profile_running():
-        _follow()
+    try:
+        if _core.child_profile_running():
+            _follow()
+            # Under run --native: the preload stopped tracking as the child began; its
+            # profile is its own, so it tracks as its parent did.
+            _core.resume_native_tracking()
+    except Exception as e:
+        _say(e)
 
 
 def start_in_child(setup: Dict[str, Any]) -> None:

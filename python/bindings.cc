@@ -177,6 +177,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("merge", &Merge, py::arg("reports"), py::arg("sorted_key"));
   m.def("set_follow_children", &internal::SetFollowChildren, py::arg("follow"));
   m.def("followed_window", &FollowedWindow);
+  m.def("resume_native_tracking", &internal::ResumeNativeTracking);
   m.def("note_child_launched", &internal::NoteChildLaunched, py::arg("pid"));
   m.def("start_child_profile", &StartChildProfile, py::arg("state"), py::arg("children_dir"),
         py::arg("parent_pid"), py::arg("parent_start_unix_ns"));

@@ -24,7 +24,8 @@
 //  - SetDistributedInfo (profiler_control.h): the rank and clock offset the Python
 //    profiler finds in torch.distributed as a window opens;
 //  - LoadSummary (summary_reader.h): paddle_prof.load(), and the summaries a merge reads;
-//  - MergeReports (report_merge.h): paddle_prof.merge() and `python3 -m paddle_prof merge`.
+//  - MergeReports (report_merge.h): paddle_prof.merge() and `python3 -m paddle_prof merge`;
+//  - ResumeNativeTracking (native_tracking.h): a followed forked child under run --native.
 #ifndef PADDLE_PROF_SRC_BINDINGS_API_H_
 #define PADDLE_PROF_SRC_BINDINGS_API_H_
 
@@ -33,6 +34,7 @@
 #include "enum_names.h"
 #include "flags.h"
 #include "native_guard.h"
+#include "native_tracking.h"
 #include "out_of_memory.h"
 #include "profiler_control.h"
 #include "report_merge.h"

@@ -13,8 +13,9 @@
 // thread holds the profiler's NativeGuard (the profiler's own memory, and a
 // TrackingAllocator's base allocator). The library takes itself out of LD_PRELOAD when it
 // loads, so programs the profiled one starts are not profiled; a forked child stops
-// tracking, so it neither deadlocks on a lock held by another thread at the fork nor
-// counts its memory in the parent's report.
+// tracking, so that it never counts its memory in the parent's report, until a profile
+// of its own (a child following its parent's window, from Python) resumes it
+// (native_tracking.h). Every lock the hooks take is held across fork().
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -30,6 +31,7 @@
 
 #include "memory_tracker.h"
 #include "native_guard.h"
+#include "native_tracking.h"
 #include "paddle_prof/place.h"
 #include "place_registry.h"
 #include "preload/bootstrap_arena.h"
@@ -41,8 +43,13 @@ namespace paddle_prof::internal {
 namespace {
 
 std::atomic<int> g_native_place{-1};  // -1 until initialised, and in a forked child
+int g_initialised_place = -1;         // what it was set to as the library initialised
 
 void StopTrackingInChild() { g_native_place.store(-1, std::memory_order_relaxed); }
+// A followed child profiles itself (native_tracking.h).
+void ResumeTrackingInChild() {
+  g_native_place.store(g_initialised_place, std::memory_order_release);
+}
 
 // Removes this library from LD_PRELOAD: the programs the profiled one starts run plain.
 void RemoveFromPreload() {
@@ -207,7 +214,9 @@ __attribute__((constructor)) void Initialise() {
   pthread_atfork(&LockMappingsForFork, &UnlockMappingsAfterFork, &UnlockMappingsAfterFork);
   pthread_atfork(nullptr, nullptr, &StopTrackingInChild);
   SetMappingReader(&ReadMappings);
-  g_native_place.store(PlaceIndex(NativePlace()), std::memory_order_release);
+  g_initialised_place = PlaceIndex(NativePlace());
+  SetNativeTrackingResumer(&ResumeTrackingInChild);
+  g_native_place.store(g_initialised_place, std::memory_order_release);
 }
 
 }  // namespace

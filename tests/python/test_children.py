@@ -261,7 +261,8 @@ def test_without_follow_children_a_forked_child_is_neither_profiled_nor_merged(t
 
 
 @pytest.mark.skipif(not os.path.exists(PRELOAD), reason='no preload library built')
-def test_a_spawned_child_under_run_native_tracks_its_native_memory(tmp_path):
+@pytest.mark.parametrize('start', ['spawn', 'fork'])
+def test_a_child_under_run_native_tracks_its_native_memory(tmp_path, start):
     result = run_script(tmp_path, '''
         import ctypes, multiprocessing, os, sys
         import paddle_prof
@@ -279,12 +280,12 @@ def test_a_spawned_child_under_run_native_tracks_its_native_memory(tmp_path):
             print('child LD_PRELOAD:', os.environ.get('LD_PRELOAD'))
 
         if __name__ == '__main__':
-            child = multiprocessing.get_context('spawn').Process(target=work)
+            child = multiprocessing.get_context(sys.argv[1]).Process(target=work)
             child.start()
             child.join()
             print('parent LD_PRELOAD:', os.environ.get('LD_PRELOAD'))
-    ''', launcher=['-m', 'paddle_prof', 'run', '--native', '--profile-path',
-                   str(tmp_path / 'p.json'), '--'])
+    ''', args=[start], launcher=['-m', 'paddle_prof', 'run', '--native', '--profile-path',
+                                 str(tmp_path / 'p.json'), '--'])
     # The library took itself out of both environments as it loaded.
     assert 'child LD_PRELOAD: None' in result.stdout
     assert 'parent LD_PRELOAD: None' in result.stdout
