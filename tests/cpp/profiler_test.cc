@@ -656,6 +656,8 @@ TEST(SnapshotTest, SnapshotsWhileAnotherThreadRecords) {
       ended.fetch_add(1);
     }
   });
+  // A loaded machine may not run the worker before the snapshots are done.
+  while (ended.load() == 0) std::this_thread::yield();
   int64_t last = 0;
   for (int i = 0; i < 20; ++i) {
     const Report snapshot = SnapshotProfiler();
