@@ -76,7 +76,8 @@ def main() -> None:
           f"{len(prof.report.steps)} steps, wall {prof.report.wall_ms:.1f} ms, "
           f"{len(prof.report.processes)} worker processes merged")
     if args.profile_path:
-        print(f"trace: {args.profile_path}  summary: {args.profile_path}.summary.json")
+        print(f"trace: {args.profile_path}  summary: {args.profile_path}.summary.json  "
+              f"report: {args.profile_path}.html")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """``python3 -m paddle_prof run``: profile a Python script without touching it;
 ``python3 -m paddle_prof recover``: the report of one killed before it stopped;
-``python3 -m paddle_prof merge``: the profiles of several processes or ranks as one."""
+``python3 -m paddle_prof merge``: the profiles of several processes or ranks as one;
+``python3 -m paddle_prof html``: a profile (or several, merged) as an HTML page."""
 
 from __future__ import annotations
 
@@ -69,7 +70,17 @@ def _parser() -> argparse.ArgumentParser:
     merging.add_argument("--sorted-key", default="total", choices=[k for k in SORTED_KEYS if k])
     merging.add_argument("--profile-path", default=None, metavar="OUT",
                          help="write OUT, a Chrome trace with one process per input on "
-                              "aligned clocks, and the merged summary at OUT.summary.json")
+                              "aligned clocks, the merged summary at OUT.summary.json and "
+                              "its HTML report at OUT.html")
+    page = commands.add_parser(
+        "html", help="write the HTML report of a profile, or of several merged",
+        description="Writes one self-contained HTML page (open it in any browser, from "
+                    "file://) for FILES: one summary is drawn as it is, several are merged "
+                    "first as 'merge' merges them.")
+    page.add_argument("files", nargs="+", metavar="FILES",
+                      help="summary files, or the trace paths beside them")
+    page.add_argument("-o", "--output", required=True, metavar="OUT.html",
+                      help="where to write the page")
     return parser
 
 
@@ -87,12 +98,31 @@ def _merge(options: argparse.Namespace) -> int:
                 native.add_warning(warning)
             native.summary_path = options.profile_path + SUMMARY_SUFFIX
             write_atomically(native.summary_path, native.to_json())
+            write_atomically(options.profile_path + ".html", native.to_html())
         except OSError as e:
             print(f"paddle_prof merge: cannot write {e.filename}: {e.strerror}", file=sys.stderr)
             return 1
         merged = Report(native)
     table = merged.table()
     print(table, end="" if table.endswith("\n") else "\n")
+    return 0
+
+
+def _html(options: argparse.Namespace) -> int:
+    try:
+        if len(options.files) == 1:
+            report = load(options.files[0])
+        else:
+            report = merge([load(path) for path in options.files])
+    except ValueError as e:
+        print(f"paddle_prof html: {e}", file=sys.stderr)
+        return 1
+    try:
+        report.to_html(options.output)
+    except OSError as e:
+        print(f"paddle_prof html: cannot write {options.output}: {e.strerror}", file=sys.stderr)
+        return 1
+    print(f"wrote {options.output}")
     return 0
 
 
@@ -135,6 +165,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         return _recover(options)
     if options.command == "merge":
         return _merge(options)
+    if options.command == "html":
+        return _html(options)
     if options.native and os.environ.pop(_NATIVE_MARK, None) is None:
         _exec_with_preload(argv)  # does not return
     if options.native:

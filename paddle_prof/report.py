@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from types import SimpleNamespace
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Union
 
 from paddle_prof import _core
+from paddle_prof.atomic_write import write_atomically
 
 
 ROW_LIMIT = _core.ROW_LIMIT  # rows a printed table shows unless told otherwise
@@ -70,6 +72,14 @@ class Report:
         how many more there are and the summary file (or this Report) that has them all.
         """
         return self._native.table(bool(detailed), _row_limit(row_limit))
+
+    def to_html(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """Writes the HTML report to ``path``, whole or not at all: one self-contained
+        page (it loads nothing, opens from file://) with the header, the warnings, memory
+        over time, the steps and the sortable table of every row. OSError naming the
+        file when it cannot be written.
+        """
+        write_atomically(os.fsdecode(os.fspath(path)), self._native.to_html())
 
     def to_dict(self) -> Dict[str, Any]:
         """The summary JSON (version 1) as Python data: equal to the summary file."""

@@ -78,8 +78,8 @@ def cycle_path(profile_path: str, cycle: int) -> str:
 
 
 class save_to:  # noqa: N801 (the API's name, as torch's tensorboard_trace_handler)
-    """``on_trace_ready`` that writes each cycle's trace and summary to
-    ``<directory>/<name or host.pid>.cycle<N>.json`` (and ``.summary.json``)."""
+    """``on_trace_ready`` that writes each cycle's trace, summary and HTML report to
+    ``<directory>/<name or host.pid>.cycle<N>.json`` (and ``.summary.json``, ``.html``)."""
 
     def __init__(self, directory: str, name: Optional[str] = None) -> None:
         self.directory = os.fspath(directory)

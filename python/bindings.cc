@@ -132,6 +132,7 @@ PYBIND11_MODULE(_core, m) {
   py::class_<Report>(m, "NativeReport")
       .def("to_json", &Report::ToJson)
       .def("table", &Report::Table, py::arg("detailed"), py::arg("row_limit"))
+      .def("to_html", &internal::HtmlReport)
       // A merge written by the CLI names its summary file, and says what it left out.
       .def_readwrite("summary_path", &Report::summary_path)
       .def(
@@ -175,6 +176,7 @@ PYBIND11_MODULE(_core, m) {
         py::arg("per_thread"));
   m.def("load_summary", &LoadSummary, py::arg("path"));
   m.def("merge", &Merge, py::arg("reports"), py::arg("sorted_key"));
+  m.def("html_page", &internal::HtmlPage, py::arg("summary_json"));
   m.def("set_follow_children", &internal::SetFollowChildren, py::arg("follow"));
   m.def("followed_window", &FollowedWindow);
   m.def("resume_native_tracking", &internal::ResumeNativeTracking);

@@ -8,7 +8,8 @@ packages=(cmake g++ make pkg-config
           python3-setuptools python3-wheel python3-pip python3-venv
           python3-torch libtorch-dev
           libjemalloc2 libtcmalloc-minimal4
-          heaptrack time)
+          heaptrack time
+          chromium)  # the HTML report's tests render it headless
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

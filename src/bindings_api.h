@@ -25,7 +25,9 @@
 //    profiler finds in torch.distributed as a window opens;
 //  - LoadSummary (summary_reader.h): paddle_prof.load(), and the summaries a merge reads;
 //  - MergeReports (report_merge.h): paddle_prof.merge() and `python3 -m paddle_prof merge`;
-//  - ResumeNativeTracking (native_tracking.h): a followed forked child under run --native.
+//  - ResumeNativeTracking (native_tracking.h): a followed forked child under run --native;
+//  - HtmlReport, HtmlPage (html_report.h): Report.to_html(), `python3 -m paddle_prof html`
+//    and the merge CLI's page, and the page of a summary text (tests draw edited ones).
 #ifndef PADDLE_PROF_SRC_BINDINGS_API_H_
 #define PADDLE_PROF_SRC_BINDINGS_API_H_
 
@@ -33,6 +35,7 @@
 #include "counter_memory.h"
 #include "enum_names.h"
 #include "flags.h"
+#include "html_report.h"
 #include "native_guard.h"
 #include "native_tracking.h"
 #include "out_of_memory.h"

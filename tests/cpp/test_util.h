@@ -65,10 +65,11 @@ inline std::string TempPath(const std::string& name) {
   return ::testing::TempDir() + "/" + name + "_" + std::to_string(getpid()) + ".json";
 }
 
-// Removes the trace at `path` and the summary beside it.
+// Removes the trace at `path` and the summary and page beside it.
 inline void RemoveProfileFiles(const std::string& path) {
   std::remove(path.c_str());
   std::remove((path + ".summary.json").c_str());
+  std::remove((path + ".html").c_str());
 }
 
 inline nlohmann::json ReadJson(const std::string& path) {

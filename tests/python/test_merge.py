@@ -173,7 +173,7 @@ def cli(*args):
                           capture_output=True, text=True, timeout=120, env=os.environ.copy())
 
 
-def test_cli_prints_the_merged_table_and_writes_the_summary_and_trace(ranks, tmp_path):
+def test_cli_prints_the_merged_table_and_writes_the_summary_trace_and_page(ranks, tmp_path):
     rank0, rank1 = ranks
     out = tmp_path / "merged.json"
     result = cli(rank0, str(rank1) + ".summary.json", "--sorted-key", "calls",
@@ -186,8 +186,9 @@ def test_cli_prints_the_merged_table_and_writes_the_summary_and_trace(ranks, tmp
     assert f"({rows - 50} more rows, all in {out}.summary.json)" in result.stdout
     assert summary(out) == paddle_prof.merge([rank0, rank1], "calls").to_dict()
     assert sorted(os.listdir(tmp_path)) == sorted(
-        ["merged.json", "merged.json.summary.json", "rank0.json", "rank0.json.summary.json",
-         "rank1.json", "rank1.json.summary.json"])  # no temporary left behind
+        ["merged.json", "merged.json.html", "merged.json.summary.json", "rank0.json",
+         "rank0.json.html", "rank0.json.summary.json", "rank1.json", "rank1.json.html",
+         "rank1.json.summary.json"])  # no temporary left behind
 
 
 def test_the_merged_trace_has_a_process_per_input_on_one_clock(ranks, tmp_path):

@@ -95,7 +95,8 @@ def test_cycle_paths_and_save_to(tmp_path):
     with paddle_prof.profiler('CPU', schedule=sched, on_trace_ready=paddle_prof.save_to(runs)):
         pass  # nothing but the first active step, which the block ends: one cycle
     name = f'{socket.gethostname()}.{os.getpid()}'
-    assert sorted(os.listdir(runs)) == [f'{name}.cycle0.json', f'{name}.cycle0.json.summary.json']
+    assert sorted(os.listdir(runs)) == [f'{name}.cycle0.json', f'{name}.cycle0.json.html',
+                                        f'{name}.cycle0.json.summary.json']
     with paddle_prof.profiler('CPU', schedule=sched,
                               on_trace_ready=paddle_prof.save_to(runs, name='job')) as prof:
         _steps(prof, 2)
