@@ -151,7 +151,7 @@ def test_every_written_profile_gets_a_page_with_every_row_sortable(tmp_path):
         const rows = () => Array.from(document.querySelectorAll('#events-table tbody tr'),
                                       tr => Array.from(tr.children, td => td.textContent));
         const out = {headers: Array.from(document.querySelectorAll('th'), th => th.dataset.key),
-                     rows: rows(), note: document.getElementById('memory').textContent,
+                     rows: rows(),
                      state: document.querySelector('[data-field=state]').textContent,
                      steps: document.querySelector('[data-field=steps]').textContent};
         click('calls'); out.by_calls = names();
@@ -179,7 +179,19 @@ def test_every_written_profile_gets_a_page_with_every_row_sortable(tmp_path):
     assert result["by_calls_reversed"] == by_calls_reversed
     assert result["by_name"] == sorted(label(e) for e in events)
     assert result["filtered"] == ["matmul [64, 128]"]
-    assert "no timeline" in result["note"]  # a summary without one still renders
+
+
+def test_a_summary_without_a_timeline_renders_with_a_note(tmp_path):
+    _, report = profile(tmp_path)
+    summary = report.to_dict()
+    summary.pop("timeline", None)  # as summaries written before it was added
+    page = write_page(summary, tmp_path / "old.html")
+    value = render(page, tmp_path, """
+        return {note: document.getElementById('memory').textContent,
+                charts: document.querySelectorAll('svg.memory-chart').length,
+                rows: names().length};""")["value"]
+    assert "no timeline" in value["note"] and value["charts"] == 0
+    assert value["rows"] == len(summary["events"])
 
 
 def test_each_places_chart_has_its_timeline_and_marks_its_peak(tmp_path):
