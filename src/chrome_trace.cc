@@ -13,6 +13,7 @@
 
 #include "atomic_file.h"
 #include "json_writer.h"
+#include "memory_timeline.h"
 #include "record_cursor.h"
 
 namespace paddle_prof::internal {
@@ -207,68 +208,13 @@ void WriteComplete(TraceText* text, std::string_view head, std::string_view trac
   text->Advance(p);
 }
 
-// A point of a memory counter: live bytes on the place after an allocation or free.
-struct CounterPoint {
-  uint64_t tick = 0;
-  int64_t bytes = 0;
-  size_t index = 0;  // of the place's allocation or free, in time order
-};
-
-// Calls `emit` with the points of `place`'s counter track, in time order: the window's
-// start bytes, then the bytes after each allocation and free. Past the bound,
-// c.trace_counter_points (0: none; at least 4), the window is cut into (bound - 2) / 2
-// equal time buckets, each keeping the point of its lowest and of its highest bytes
-// (the first of each, if tied), and the place's last point follows if it is neither:
-// the track starts and ends where the place did and reaches its exact peak and low, in
-// at most `bound` points.
-template <typename Emit>
-void ForEachCounterPoint(const Collection& c, int place, Emit emit) {
-  int64_t live = c.places[place].start_bytes;
-  emit(CounterPoint{c.start_tick, live, 0});
-  size_t events = 0;
-  for (const MemoryEvent& e : c.memory_events) events += e.place == place;
-  const int64_t bound =
-      c.trace_counter_points > 0 ? std::max<int64_t>(c.trace_counter_points, 4) : 0;
-  if (bound == 0 || static_cast<int64_t>(events) < bound) {
-    for (const MemoryEvent& e : c.memory_events) {
-      if (e.place != place) continue;
-      live += e.delta;
-      emit(CounterPoint{e.tick, live, 0});
-    }
-    return;
-  }
-  const uint64_t buckets = static_cast<uint64_t>(bound - 2) / 2;
-  const uint64_t width = (c.end_tick > c.start_tick ? c.end_tick - c.start_tick : 0) / buckets + 1;
-  CounterPoint low, high, last;
-  auto emit_bucket = [&] {
-    emit(low.index <= high.index ? low : high);
-    if (low.index != high.index) emit(low.index < high.index ? high : low);
-  };
-  uint64_t bucket = 0;
-  size_t index = 0;
-  for (const MemoryEvent& e : c.memory_events) {
-    if (e.place != place) continue;
-    live += e.delta;
-    last = {e.tick, live, ++index};
-    const uint64_t b =
-        std::min((e.tick > c.start_tick ? e.tick - c.start_tick : 0) / width, buckets - 1);
-    if (index == 1 || b != bucket) {
-      if (index > 1) emit_bucket();
-      bucket = b;
-      low = high = last;
-    } else if (live < low.bytes) {
-      low = last;
-    } else if (live > high.bytes) {
-      high = last;
-    }
-  }
-  emit_bucket();
-  if (last.index != low.index && last.index != high.index) emit(last);
-}
-
 // A counter track per place: Perfetto draws live bytes over time under the timeline.
 void WriteMemoryCounters(TraceText* text, const Collection& c, int pid) {
   constexpr std::string_view kArgs = ",\"args\":{\"bytes\":";
+  // FLAGS_paddle_prof_trace_counter_points: 0 for none, else at least 4 (one bucket's
+  // low and high, the start and the last point).
+  const int64_t bound =
+      c.trace_counter_points > 0 ? std::max<int64_t>(c.trace_counter_points, 4) : 0;
   for (size_t place = 0; place < c.places.size(); ++place) {
     std::string head;
     JsonWriter w(&head);
@@ -278,16 +224,17 @@ void WriteMemoryCounters(TraceText* text, const Collection& c, int pid) {
     w.StringField("ph", "C");
     w.IntField("pid", pid);
     w.Key("ts");
-    ForEachCounterPoint(c, static_cast<int>(place), [&](const CounterPoint& point) {
-      char* p = text->Room(head.size() + kArgs.size() + 2 * kNumberBytes + 2);
-      p = TraceText::Copy(p, head);
-      p = TraceText::Us(p, Ns(c, point.tick));
-      p = TraceText::Copy(p, kArgs);
-      p = TraceText::Int(p, point.bytes);
-      *p++ = '}';
-      *p++ = '}';
-      text->Advance(p);
-    });
+    ForEachLivePoint(c, static_cast<int>(place), bound, BucketKeeps::kLowAndHigh,
+                     [&](const LivePoint& point) {
+                       char* p = text->Room(head.size() + kArgs.size() + 2 * kNumberBytes + 2);
+                       p = TraceText::Copy(p, head);
+                       p = TraceText::Us(p, Ns(c, point.tick));
+                       p = TraceText::Copy(p, kArgs);
+                       p = TraceText::Int(p, point.bytes);
+                       *p++ = '}';
+                       *p++ = '}';
+                       text->Advance(p);
+                     });
   }
 }
 

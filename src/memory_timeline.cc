@@ -1,6 +1,7 @@
 #include "memory_timeline.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 #include <tuple>
@@ -65,6 +66,43 @@ std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int pla
                               : std::tie(a.name, a.tag) < std::tie(b.name, b.tag);
   });
   return result;
+}
+
+TimelinePoints PlaceTimeline(const Collection& c, int place, int64_t peak_bytes) {
+  TimelinePoints points;
+  // Whole microseconds, rounded down so that none is past wall_ms, the window's end
+  // exactly: about 9 characters in the summary, where a shortest double of the ticks
+  // takes 17.
+  const auto ms = [&c](uint64_t tick) {
+    if (tick >= c.end_tick) return c.TicksToMs(c.end_tick - c.start_tick);
+    return std::floor(c.TicksToUs(tick > c.start_tick ? tick - c.start_tick : 0)) / 1e3;
+  };
+  ForEachLivePoint(c, place, kTimelinePoints - 1, BucketKeeps::kHigh, [&](const LivePoint& p) {
+    points.t_ms.push_back(ms(p.tick));
+    points.bytes.push_back(p.bytes);
+  });
+  // No allocation or free: the end bytes at the window's end, the last point whatever
+  // the peak's.
+  const bool replayed_none = points.bytes.size() == 1;
+  if (replayed_none) {
+    points.t_ms.push_back(ms(c.end_tick));
+    points.bytes.push_back(c.places[place].end_bytes);
+  }
+  const auto highest = std::max_element(points.bytes.begin(), points.bytes.end());
+  if (*highest >= peak_bytes) return points;
+  auto at = points.t_ms.begin() + (highest - points.bytes.begin());
+  double t_ms = *at++;
+  for (const StepMark& step : c.steps) {
+    const auto step_peak = step.peak_bytes.find(c.places[place].place);
+    if (step_peak == step.peak_bytes.end() || step_peak->second != peak_bytes) continue;
+    t_ms = ms(step.tick);
+    at = std::upper_bound(points.t_ms.begin(), points.t_ms.end(), t_ms);
+    break;
+  }
+  if (replayed_none) at = std::min(at, points.t_ms.end() - 1);
+  points.bytes.insert(points.bytes.begin() + (at - points.t_ms.begin()), peak_bytes);
+  points.t_ms.insert(at, t_ms);
+  return points;
 }
 
 }  // namespace paddle_prof::internal

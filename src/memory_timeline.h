@@ -1,9 +1,11 @@
 // The window's allocations and frees from every thread, merged in time order: the
-// source of "which rows held memory at the high-water mark" (at_peak) and of the
-// memory counter tracks in the Chrome trace.
+// source of "which rows held memory at the high-water mark" (at_peak), of the memory
+// counter tracks in the Chrome trace and of the summary's timeline, which share one
+// bounded replay (ForEachLivePoint).
 #ifndef PADDLE_PROF_SRC_MEMORY_TIMELINE_H_
 #define PADDLE_PROF_SRC_MEMORY_TIMELINE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -22,6 +24,86 @@ std::vector<MemoryEvent> GatherMemoryEvents(const Collection& collection);
 // `highest`, when given, receives the highest total the replay reached.
 std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int place,
                                  int64_t start_bytes, int64_t* highest = nullptr);
+
+// A moment of a place's live bytes: the window's start (index 0), or right after the
+// place's index-th allocation or free of the window.
+struct LivePoint {
+  uint64_t tick = 0;
+  int64_t bytes = 0;
+  size_t index = 0;
+};
+
+// What each time bucket keeps once a place has more points than the bound: the trace
+// draws a counter's dips too, the summary's timeline only the highs.
+enum class BucketKeeps { kLowAndHigh, kHigh };
+
+// Calls `emit` with the points of `place`'s live bytes, in time order: the window's
+// start bytes, then the bytes after each allocation and free. Past `bound` points (0:
+// none; at least 4), the window is cut into equal time buckets, (bound - 2) / 2 of them
+// each keeping the point of its lowest and of its highest bytes (kLowAndHigh), or
+// bound - 2 each keeping its highest (kHigh), the first of each if tied; the place's last
+// point follows if a bucket did not keep it. So the points start and end where the place
+// did and reach its replayed peak, in at most `bound` of them.
+template <typename Emit>
+void ForEachLivePoint(const Collection& c, int place, int64_t bound, BucketKeeps keeps, Emit emit) {
+  int64_t live = c.places[place].start_bytes;
+  emit(LivePoint{c.start_tick, live, 0});
+  size_t events = 0;
+  for (const MemoryEvent& e : c.memory_events) events += e.place == place;
+  if (bound == 0 || static_cast<int64_t>(events) < bound) {
+    for (const MemoryEvent& e : c.memory_events) {
+      if (e.place != place) continue;
+      live += e.delta;
+      emit(LivePoint{e.tick, live, 0});
+    }
+    return;
+  }
+  const bool lows = keeps == BucketKeeps::kLowAndHigh;
+  const uint64_t buckets = static_cast<uint64_t>(bound - 2) / (lows ? 2 : 1);
+  const uint64_t width = (c.end_tick > c.start_tick ? c.end_tick - c.start_tick : 0) / buckets + 1;
+  LivePoint low, high, last;
+  auto emit_bucket = [&] {
+    if (!lows) {
+      emit(high);
+      return;
+    }
+    emit(low.index <= high.index ? low : high);
+    if (low.index != high.index) emit(low.index < high.index ? high : low);
+  };
+  uint64_t bucket = 0;
+  size_t index = 0;
+  for (const MemoryEvent& e : c.memory_events) {
+    if (e.place != place) continue;
+    live += e.delta;
+    last = {e.tick, live, ++index};
+    const uint64_t b =
+        std::min((e.tick > c.start_tick ? e.tick - c.start_tick : 0) / width, buckets - 1);
+    if (index == 1 || b != bucket) {
+      if (index > 1) emit_bucket();
+      bucket = b;
+      low = high = last;
+    } else if (live < low.bytes) {
+      low = last;
+    } else if (live > high.bytes) {
+      high = last;
+    }
+  }
+  emit_bucket();
+  if (last.index != high.index && (!lows || last.index != low.index)) emit(last);
+}
+
+// The most points of a place in the summary's timeline.
+constexpr int64_t kTimelinePoints = 2000;
+
+// `place`'s live bytes over the window for Report::timeline, t_ms from the window's
+// start in whole microseconds: ForEachLivePoint with buckets keeping their highs,
+// bounded to one point less than kTimelinePoints. The point left is for a `peak_bytes`
+// above every replayed point (the native place's sampled peak, memory records dropped,
+// the timeline switched off), so that the peak is always one of the points: it goes at
+// the end of the first step whose peak on the place it is (the step marks saw it
+// there), else right after the replay's first highest point. A place with no
+// allocation or free in the window ends with its end bytes at the window's end.
+TimelinePoints PlaceTimeline(const Collection& c, int place, int64_t peak_bytes);
 
 }  // namespace paddle_prof::internal
 

@@ -405,6 +405,7 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
     if (place < c.sampled_places.size() && c.sampled_places[place]) {
       p.peak_bytes = std::max(p.peak_bytes, replayed_peak);
     }
+    report.timeline[p.place] = PlaceTimeline(c, static_cast<int>(place), p.peak_bytes);
   }
 
   // A second pass over the records, only for a window that communicated at all.

@@ -135,6 +135,22 @@ std::string Report::ToJson() const {
   w.BeginArray();
   for (const PlaceSummary& p : places) WritePlace(&w, p);
   w.EndArray();
+  w.Key("timeline");
+  w.BeginObject();
+  for (const auto& [label, points] : timeline) {
+    w.Key(label);
+    w.BeginObject();
+    w.Key("t_ms");
+    w.BeginArray();
+    for (const double t : points.t_ms) w.Double(t);
+    w.EndArray();
+    w.Key("bytes");
+    w.BeginArray();
+    for (const int64_t b : points.bytes) w.Int(b);
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndObject();
   w.Key("events");
   w.BeginArray();
   for (const EventRow& row : events) WriteEvent(&w, row);

@@ -110,6 +110,12 @@ Report Read(const json& j) {
   r.sorted_by = ParseSortingKey(j.at("sorted_by").get<std::string>());
   r.wall_ms = j.at("wall_ms").get<double>();
   for (const json& p : j.at("places")) r.places.push_back(ReadPlace(p));
+  if (const auto it = j.find("timeline"); it != j.end()) {  // absent in older summaries
+    for (const auto& [label, points] : it->items()) {
+      r.timeline[label] = {points.at("t_ms").get<std::vector<double>>(),
+                           points.at("bytes").get<std::vector<int64_t>>()};
+    }
+  }
   for (const json& e : j.at("events")) r.events.push_back(ReadRow(e));
   for (const json& s : j.at("steps")) r.steps.push_back(ReadStep(s));
   r.dropped_events = j.at("dropped_events").get<int64_t>();

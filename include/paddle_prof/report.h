@@ -94,6 +94,13 @@ struct PlaceSummary {
   std::optional<int64_t> process;  // the pid, once reports of several processes merge
 };
 
+// A place's live bytes over the window: t_ms[i] (from the window's start, on the report's
+// clock) and bytes[i], in time order, at most 2,000 points, the place's peak among them.
+struct TimelinePoints {
+  std::vector<double> t_ms;
+  std::vector<int64_t> bytes;
+};
+
 struct StepSummary {
   int step = 0;
   double wall_ms = 0;
@@ -161,6 +168,9 @@ class Report {
   EventSortingKey sorted_by = EventSortingKey::kTotal;
   double wall_ms = 0;  // enable (or last reset) to disable, on the events' clock
   std::vector<PlaceSummary> places;
+  // By place label: the place's name ("CPU"), or "CPU (pid 1234)" for a place that
+  // carries its process, as the table prints it; one per entry of `places`.
+  std::map<std::string, TimelinePoints> timeline;
   std::vector<EventRow> events;  // sorted by `sorted_by`, largest first
   std::vector<StepSummary> steps;
   int64_t dropped_events = 0;  // scopes not recorded because the buffer bound was hit

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "paddle_prof/paddle_prof.h"
@@ -41,6 +42,30 @@ TEST(SummaryReaderTest, AWindowsSummaryReadsBackToTheSameJson) {
   EXPECT_EQ(testing::Row(read, "inner", "[8]").calls, 2);
   EXPECT_EQ(testing::Cpu(testing::Row(read, "inner", "[8]")).peak_bytes, 4096);
   EXPECT_EQ(read.steps.size(), 2u);
+  // Two allocations and two frees after the start.
+  ASSERT_EQ(read.timeline.size(), read.places.size());
+  EXPECT_EQ(read.timeline.at("CPU").bytes.size(), 5u);
+  EXPECT_EQ(read.timeline.at("CPU").t_ms, report.timeline.at("CPU").t_ms);
+}
+
+TEST(SummaryReaderTest, TimelinePointsReadBackExactlyAndOlderSummariesHaveNone) {
+  Report report;
+  report.timeline["CPU"] = {{0, 0.1, 2.5e-7, 1234.5678901234567, 1e300}, {0, 4096, -1, 1, 0}};
+  report.timeline["CUDA:0 (pid 42)"] = {{0}, {9007199254740993}};
+  const std::string json = report.ToJson();
+  const std::string written =
+      R"js("timeline":{"CPU":{"t_ms":[0,0.1,2.5e-07,1234.5678901234567,1e+300],)js"
+      R"js("bytes":[0,4096,-1,1,0]},"CUDA:0 (pid 42)":{"t_ms":[0],"bytes":[9007199254740993]}})js";
+  EXPECT_NE(json.find(written), std::string::npos) << json;
+  const Report read = ReportFromJson(json, "test");
+  EXPECT_EQ(read.ToJson(), json);
+  EXPECT_EQ(read.timeline.at("CPU").t_ms[3], 1234.5678901234567);
+  EXPECT_EQ(read.timeline.at("CUDA:0 (pid 42)").bytes[0], 9007199254740993);
+
+  EXPECT_NE(Report().ToJson().find(R"("timeline":{})"), std::string::npos);
+  nlohmann::json older = nlohmann::json::parse(json);
+  older.erase("timeline");
+  EXPECT_TRUE(ReportFromJson(older.dump(), "older").timeline.empty());
 }
 
 TEST(SummaryReaderTest, MergedAndChildFieldsReadBack) {
@@ -48,6 +73,7 @@ TEST(SummaryReaderTest, MergedAndChildFieldsReadBack) {
   report.events[0].process = 42;
   report.events[0].spread = RowSpread{"rank", 1.5, 2.25, 7.125, 1};
   report.places[0].process = 42;
+  report.timeline = {{"CPU (pid 42)", report.timeline.at("CPU")}};
   report.steps[0].wall_ms_by = {{"0", 1.5}, {"1", 3.25}};
   report.steps[0].slowest = 1;
   report.process.rank = 1;
