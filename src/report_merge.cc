@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "row_label.h"
 #include "row_merge.h"
 #include "straggler_warnings.h"
 
@@ -137,6 +138,21 @@ std::string StatesWarning(const std::vector<Report>& inputs,
          ProfilerStateName(inputs.front().state) + ".";
 }
 
+// `from`'s places, each gaining `from`'s pid unless it carries its own, and their
+// timelines keyed by the labels that names, shifted by `shift_ms` onto another clock.
+void AddPlaces(const Report& from, double shift_ms, std::vector<PlaceSummary>* places,
+               std::map<std::string, TimelinePoints>* timeline) {
+  for (PlaceSummary place : from.places) {
+    const auto points = from.timeline.find(PlaceLabel(place));
+    if (!place.process) place.process = from.process.pid;
+    if (points != from.timeline.end()) {
+      TimelinePoints& shifted = (*timeline)[PlaceLabel(place)] = points->second;
+      for (double& t : shifted.t_ms) t += shift_ms;
+    }
+    places->push_back(std::move(place));
+  }
+}
+
 }  // namespace
 
 Report MergeReports(const std::vector<Report>& inputs, EventSortingKey key) {
@@ -166,10 +182,6 @@ Report MergeReports(const std::vector<Report>& inputs, EventSortingKey key) {
       if (index == total_ms.size()) total_ms.emplace_back(inputs.size(), 0.0);
       total_ms[index][i] += row.total_ms;
     }
-    for (PlaceSummary place : input.places) {
-      if (!place.process) place.process = input.process.pid;
-      merged.places.push_back(std::move(place));
-    }
     merged.merged_from.push_back({input.summary_path, input.process});
     merged.processes.insert(merged.processes.end(), input.processes.begin(), input.processes.end());
     merged.dropped_events += input.dropped_events;
@@ -178,6 +190,12 @@ Report MergeReports(const std::vector<Report>& inputs, EventSortingKey key) {
         std::min(merged.clock.unix_ns, input.clock.unix_ns + input.clock.offset_ns);
     if (input.cycle != merged.cycle) merged.cycle.reset();
     for (const std::string& w : input.warnings) merged.warnings.push_back(names[i] + ": " + w);
+  }
+  // Each input's places on the merged clock, which starts with the earliest input.
+  for (const Report& input : inputs) {
+    const int64_t start_ns = input.clock.unix_ns + input.clock.offset_ns;
+    AddPlaces(input, static_cast<double>(start_ns - merged.clock.unix_ns) / 1e6, &merged.places,
+              &merged.timeline);
   }
   merged.events = std::move(rows.rows());
   for (size_t index = 0; index < merged.events.size(); ++index) {
@@ -207,16 +225,17 @@ void MergeChildren(Report* parent, const std::vector<Report>& children, bool per
   };
   add_rows(*parent);
   if (!children.empty()) {
-    for (PlaceSummary& place : parent->places) {
-      if (!place.process) place.process = parent->process.pid;
-    }
+    // Labelled by pid, as the children's places are.
+    std::vector<PlaceSummary> places;
+    std::map<std::string, TimelinePoints> timeline;
+    AddPlaces(*parent, 0, &places, &timeline);
+    parent->places = std::move(places);
+    parent->timeline = std::move(timeline);
   }
   for (const Report& child : children) {
     add_rows(child);
-    for (PlaceSummary place : child.places) {
-      if (!place.process) place.process = child.process.pid;
-      parent->places.push_back(std::move(place));
-    }
+    AddPlaces(child, static_cast<double>(child.clock.unix_ns - parent->clock.unix_ns) / 1e6,
+              &parent->places, &parent->timeline);
     int64_t calls = 0;
     for (const EventRow& row : child.events) calls += row.calls;
     parent->processes.push_back({child.process.pid, child.process.role, child.process.worker_id,

@@ -17,12 +17,15 @@ namespace paddle_prof::internal {
 // paddle_prof.merge(): profiles of several processes or ranks as one report.
 // std::invalid_argument for an empty list, or for two inputs of the same process
 // (same host and pid), naming both inputs (by summary_path when set, else "input N").
+// Each input's place timelines are keyed by PlaceLabel() and shifted onto the merged
+// clock (the earliest input's start on rank 0's clock).
 Report MergeReports(const std::vector<Report>& inputs, EventSortingKey key);
 
 // A parent's stop: its exited children's reports merged into its own. Rows merge across
 // processes as across threads (no spread); with per_process every row (the parent's
 // too) is keyed and labelled by process (EventRow::process = pid); places of every
-// process gain PlaceSummary::process (the parent's too, once there is a child);
+// process gain PlaceSummary::process (the parent's too, once there is a child), their
+// timelines keyed by PlaceLabel() and the children's shifted onto the parent's clock;
 // parent->processes gains one ChildProcess per child (pid, role, worker_id from the
 // child's report.process, calls = sum of the child's row calls, wall_ms, summary_path);
 // the children's warnings come over prefixed "pid N: "; ratios are recomputed and rows

@@ -19,4 +19,9 @@ std::string RowLabel(const EventRow& row) {
   return label;
 }
 
+std::string PlaceLabel(const PlaceSummary& place) {
+  if (!place.process) return place.place;
+  return place.place + " (pid " + std::to_string(*place.process) + ")";
+}
+
 }  // namespace paddle_prof::internal

@@ -1,5 +1,6 @@
-// How a row is named where people read it: the text table and the warnings that name a
-// row (a merge's stragglers). "pid1234::thread0::conv2d [32, 3, 224, 224]".
+// How a row or a place is named where people read it: the text table, the warnings that
+// name a row (a merge's stragglers) and the summary's timeline keys.
+// "pid1234::thread0::conv2d [32, 3, 224, 224]", "CUDA:0 (pid 1234)".
 #ifndef PADDLE_PROF_SRC_ROW_LABEL_H_
 #define PADDLE_PROF_SRC_ROW_LABEL_H_
 
@@ -12,6 +13,9 @@ namespace paddle_prof::internal {
 // The row's process and thread (when it is split by them), name and tag, escaped
 // (text_escape.h) so that a newline in a name cannot split a line.
 std::string RowLabel(const EventRow& row);
+
+// The place's name, and its process once reports of several processes merge.
+std::string PlaceLabel(const PlaceSummary& place);
 
 }  // namespace paddle_prof::internal
 

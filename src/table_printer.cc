@@ -16,6 +16,7 @@ namespace {
 using internal::EscapeForTable;
 using internal::FormatBytes;
 using internal::FormatMs;
+using internal::PlaceLabel;
 using internal::RowLabel;
 
 std::string SortDescription(EventSortingKey key) {
@@ -133,10 +134,8 @@ std::string Report::Table(bool detailed, int row_limit) const {
   }
   out += "\n";
   for (const PlaceSummary& p : places) {
-    out += "Memory on " + p.place;
-    if (p.process) out += " (pid " + std::to_string(*p.process) + ")";
-    out += ": peak " + FormatBytes(p.peak_bytes) + ", start " + FormatBytes(p.start_bytes) +
-           ", end " + FormatBytes(p.end_bytes);
+    out += "Memory on " + PlaceLabel(p) + ": peak " + FormatBytes(p.peak_bytes) + ", start " +
+           FormatBytes(p.start_bytes) + ", end " + FormatBytes(p.end_bytes);
     if (p.untracked_frees > 0) out += ", " + std::to_string(p.untracked_frees) + " untracked frees";
     if (!p.at_peak.empty()) {
       out += "; at the peak held by";

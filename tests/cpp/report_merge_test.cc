@@ -316,6 +316,35 @@ TEST(ReportMergeTest, TheReportNamesItsInputsAndTheirPlaces) {
   EXPECT_EQ(internal::ReportFromJson(json, "merged").ToJson(), json);
 }
 
+// Each input's timelines under its places' labels, on the merged clock: rank 1's window
+// opened 400 ns after rank 0's, as rank 0's clock reads (1,000,000,400 - 1,000,000,000).
+TEST(ReportMergeTest, TimelinesAreKeyedByPidAndShiftedOntoTheMergedClock) {
+  std::vector<Report> inputs = TwoRanks();
+  inputs[0].clock = {1'000'000'000, 0};
+  inputs[1].clock = {1'000'000'600, -200};
+  inputs[0].places.push_back(PlaceSummary{"CPU", 1000, 0, 10, 0, {}, std::nullopt});
+  inputs[0].timeline["CPU"] = {{0, 1.5, 3}, {0, 1000, 10}};
+  inputs[1].places.push_back(PlaceSummary{"CUDA:0", 2000, 0, 20, 0, {}, std::nullopt});
+  inputs[1].places.push_back(PlaceSummary{"CPU", 30, 0, 0, 0, {}, 201});  // a child's
+  inputs[1].timeline["CUDA:0"] = {{0, 2}, {0, 2000}};
+  inputs[1].timeline["CPU (pid 201)"] = {{0.25}, {30}};
+  const Report merged = MergeReports(inputs, EventSortingKey::kTotal);
+  ASSERT_EQ(merged.timeline.size(), 3u);
+  const TimelinePoints& cpu = merged.timeline.at("CPU (pid 100)");
+  EXPECT_EQ(cpu.t_ms, (std::vector<double>{0, 1.5, 3}));
+  EXPECT_EQ(cpu.bytes, (std::vector<int64_t>{0, 1000, 10}));
+  const TimelinePoints& gpu = merged.timeline.at("CUDA:0 (pid 200)");
+  EXPECT_EQ(gpu.t_ms, (std::vector<double>{0.0004, 2 + 0.0004}));
+  EXPECT_EQ(gpu.bytes, (std::vector<int64_t>{0, 2000}));
+  EXPECT_EQ(merged.timeline.at("CPU (pid 201)").t_ms, std::vector<double>{0.25 + 0.0004});
+  // Each key is a place's label in the table.
+  for (const auto& [label, points] : merged.timeline) {
+    EXPECT_NE(merged.Table().find("Memory on " + label + ": peak"), std::string::npos) << label;
+  }
+  const std::string json = merged.ToJson();
+  EXPECT_EQ(internal::ReportFromJson(json, "merged").ToJson(), json);
+}
+
 TEST(ReportMergeTest, DifferentCyclesLeaveNone) {
   std::vector<Report> inputs = TwoRanks();
   inputs[0].cycle = 1;
@@ -426,6 +455,32 @@ TEST(ReportMergeTest, ChildrenMergeIntoTheParentAsThreadsDo) {
   EXPECT_EQ(parent.process.pid, 100);
   EXPECT_EQ(parent.clock.unix_ns, 123);
   EXPECT_NE(parent.Table().find("Processes: 2"), std::string::npos);
+}
+
+// The children's windows opened 250 and 1,000,000 ns after the parent's.
+TEST(ReportMergeTest, ChildTimelinesAreKeyedByPidOnTheParentsClock) {
+  Report parent = Parent();
+  parent.timeline["CPU"] = {{0, 7.5}, {0, 10}};
+  Report early = Child(200);
+  early.clock = {123 + 250, 0};
+  early.timeline["CPU"] = {{0, 0.5}, {0, 64}};
+  Report late = Child(300);
+  late.clock = {123 + 1'000'000, 0};
+  late.timeline["CPU"] = {{0}, {64}};
+  MergeChildren(&parent, {early, late}, /*per_process=*/false);
+  ASSERT_EQ(parent.timeline.size(), 3u);
+  EXPECT_EQ(parent.timeline.at("CPU (pid 100)").t_ms, (std::vector<double>{0, 7.5}));
+  EXPECT_EQ(parent.timeline.at("CPU (pid 100)").bytes, (std::vector<int64_t>{0, 10}));
+  EXPECT_EQ(parent.timeline.at("CPU (pid 200)").t_ms,
+            (std::vector<double>{0.00025, 0.5 + 0.00025}));
+  EXPECT_EQ(parent.timeline.at("CPU (pid 200)").bytes, (std::vector<int64_t>{0, 64}));
+  EXPECT_EQ(parent.timeline.at("CPU (pid 300)").t_ms, std::vector<double>{1});
+
+  Report alone = Parent();  // no child: the parent's keys stay its places' names
+  alone.timeline["CPU"] = {{0}, {10}};
+  MergeChildren(&alone, {}, /*per_process=*/true);
+  EXPECT_EQ(alone.timeline.begin()->first, "CPU");
+  EXPECT_EQ(alone.timeline.size(), 1u);
 }
 
 TEST(ReportMergeTest, PerProcessRowsAreLabelledByPid) {

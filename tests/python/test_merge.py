@@ -107,6 +107,15 @@ def test_merge_lines_up_steps_places_and_inputs(ranks):
         assert merged_step["slowest"] == 1
     pids = [s0["process"]["pid"], s1["process"]["pid"]]
     assert [(p["place"], p["process"]) for p in d["places"]] == [("CPU", pids[0]), ("CPU", pids[1])]
+    # Each rank's CPU timeline under the table's label, its bytes unchanged, its times
+    # moved onto the merged clock by the rank's start.
+    assert sorted(d["timeline"]) == sorted(f"CPU (pid {pid})" for pid in pids)
+    for each, pid in zip((s0, s1), pids):
+        mine = d["timeline"][f"CPU (pid {pid})"]
+        assert mine["bytes"] == each["timeline"]["CPU"]["bytes"]
+        clock = each["clock"]
+        shift = (clock["unix_ns"] + clock["offset_ns"] - d["clock"]["unix_ns"]) / 1e6
+        assert mine["t_ms"] == [t + shift for t in each["timeline"]["CPU"]["t_ms"]]
     assert [m["path"] for m in d["merged_from"]] == [str(rank0) + ".summary.json",
                                                      str(rank1) + ".summary.json"]
     assert [m["process"] for m in d["merged_from"]] == [s0["process"], s1["process"]]
