@@ -62,6 +62,8 @@ class Report:
         # When its window opened (unix_ns) and this clock's offset to rank 0's; a merge's
         # inputs (path and process), empty unless merged.
         self.clock = _namespace(self._summary["clock"])
+        # Live bytes over the window per place label: {"CPU": {"t_ms": [...], "bytes": [...]}}.
+        self.timeline: Dict[str, Dict[str, list]] = self._summary.get("timeline", {})
         self.merged_from: List[SimpleNamespace] = [
             _namespace(m) for m in self._summary.get("merged_from", [])]
 

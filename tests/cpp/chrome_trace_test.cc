@@ -193,7 +193,8 @@ TEST_F(MemoryTest, ACounterPastItsBoundKeepsItsPeakExactlyInTheBoundsPoints) {
 
   const auto points = CounterPoints(ReadJson(path), "Memory CPU");
   EXPECT_LE(points.size(), 1000u);
-  EXPECT_GT(points.size(), 250u);  // most of the 499 buckets hold events
+  // Buckets split time, not events: a descheduled thread leaves some empty.
+  EXPECT_GT(points.size(), 100u);
   int64_t highest = points.front().second;
   for (const auto& [ns, bytes] : points) highest = std::max(highest, bytes);
   EXPECT_EQ(highest, place.peak_bytes);
