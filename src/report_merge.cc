@@ -192,10 +192,12 @@ Report MergeReports(const std::vector<Report>& inputs, EventSortingKey key) {
     for (const std::string& w : input.warnings) merged.warnings.push_back(names[i] + ": " + w);
   }
   // Each input's places on the merged clock, which starts with the earliest input.
-  for (const Report& input : inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Report& input = inputs[i];
     const int64_t start_ns = input.clock.unix_ns + input.clock.offset_ns;
-    AddPlaces(input, static_cast<double>(start_ns - merged.clock.unix_ns) / 1e6, &merged.places,
-              &merged.timeline);
+    const double start_ms = static_cast<double>(start_ns - merged.clock.unix_ns) / 1e6;
+    merged.merged_from[i].start_ms = start_ms;
+    AddPlaces(input, start_ms, &merged.places, &merged.timeline);
   }
   merged.events = std::move(rows.rows());
   for (size_t index = 0; index < merged.events.size(); ++index) {

@@ -216,6 +216,7 @@ std::string Report::ToJson() const {
       input.path.empty() ? w.Null() : w.String(input.path);
       w.Key("process");
       WriteProcess(&w, input.process);
+      w.DoubleField("start_ms", input.start_ms);
       w.EndObject();
     }
     w.EndArray();

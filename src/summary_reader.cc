@@ -142,8 +142,9 @@ Report Read(const json& j) {
   }
   if (const auto it = j.find("merged_from"); it != j.end()) {
     for (const json& input : *it) {
-      r.merged_from.push_back(
-          {Optional<std::string>(input, "path").value_or(""), ReadProcess(input.at("process"))});
+      r.merged_from.push_back({Optional<std::string>(input, "path").value_or(""),
+                               ReadProcess(input.at("process")),
+                               Optional<double>(input, "start_ms").value_or(0)});
     }
   }
   return r;

@@ -160,6 +160,7 @@ struct ChildProcess {
 struct MergedInput {
   std::string path;  // its summary file; empty for a report merged from memory
   ProcessInfo process;
+  double start_ms = 0;  // when its window started, on the merged report's clock
 };
 
 class Report {

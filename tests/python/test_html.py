@@ -232,6 +232,7 @@ import os, time, paddle_prof
 with paddle_prof.profiler('CPU', 'total', {str(path)!r}, stream=open(os.devnull, 'w')):
     for _ in range(3):
         with paddle_prof.record_event('slow_op'):
+            block = paddle_prof.empty((256,), dtype='float32')  # a place to chart
             time.sleep({slow_ms} / 1000)
         with paddle_prof.record_event('fast_op'):
             pass
@@ -243,7 +244,7 @@ with paddle_prof.profiler('CPU', 'total', {str(path)!r}, stream=open(os.devnull,
 
 
 def test_a_merged_profile_shows_every_rank(tmp_path):
-    merged = paddle_prof.merge([run_rank(tmp_path, 0, 2), run_rank(tmp_path, 1, 30)])
+    merged = paddle_prof.merge([run_rank(tmp_path, 0, 1), run_rank(tmp_path, 1, 100)])
     merged.to_html(tmp_path / "merged.html")
     result = render(tmp_path / "merged.html", tmp_path, """
         const wall = document.querySelector('svg[data-chart=wall]');
@@ -252,8 +253,16 @@ def test_a_merged_profile_shows_every_rank(tmp_path):
                 ranks: document.querySelector('[data-field=processes]').textContent,
                 spread: Array.from(document.querySelectorAll('svg.spread-chart g[data-row]'),
                                    g => [g.dataset.row, g.dataset.argmax]),
-                stragglers: texts('#warnings li.straggler')};""")["value"]
+                stragglers: texts('#warnings li.straggler'),
+                first_step_ends: Array.from(document.querySelectorAll('svg.memory-chart'),
+                    s => +s.querySelector('line.step-boundary').dataset.tMs)};""")["value"]
     assert result["inputs"] == ["rank 0", "rank 1"]
+    # Each rank's steps are drawn on the merged clock, from where its own window began.
+    summary = merged.to_dict()
+    expected = [m["start_ms"] + summary["steps"][0]["wall_ms_by"][str(m["process"]["rank"])]
+                for m in summary["merged_from"]]
+    assert result["first_step_ends"] == pytest.approx(expected)
+    assert summary["merged_from"][1]["start_ms"] > 0  # rank 1 ran after rank 0
     assert result["series"] == ["rank 0", "rank 1"]
     assert result["ranks"] == "2"
     assert result["spread"][0] == ["slow_op", "1"]
@@ -310,7 +319,7 @@ def synthetic_summary(rows, steps, places, ranks=None, points=2000):
     return summary
 
 
-def test_a_thousand_rows_stay_small_and_render_fast(tmp_path):
+def test_a_thousand_rows_stay_small(tmp_path):
     page = write_page(synthetic_summary(rows=1000, steps=10, places=2), tmp_path / "big.html")
     size = page.stat().st_size
     print(f"1,000 rows, 10 steps, 2 places: {size:,} bytes")
@@ -319,9 +328,8 @@ def test_a_thousand_rows_stay_small_and_render_fast(tmp_path):
         return {rows: document.querySelectorAll('#events-table tbody tr').length,
                 charts: Array.from(document.querySelectorAll('svg.memory-chart'),
                                    s => +s.querySelector('.peak').dataset.bytes)};""")
-    print(f"rendered in {result['render_ms']:.0f} ms")
+    # How fast it opens is measured by benchmarks/html_open.py, never asserted here.
     assert result["value"] == {"rows": 1000, "charts": [1 << 30, 1 << 30]}
-    assert result["render_ms"] < 1000
 
 
 def test_a_thousand_steps_over_eight_ranks_stay_readable(tmp_path):
