@@ -13,18 +13,24 @@ struct EventContext : at::ObserverContext {
   std::optional<RecordEvent> event;  // held in place: RecordEvent does not move
 };
 
-// "[[32, 3, 224, 224], [64, 3, 3, 3], []]": one entry per input, [] for a non-tensor.
+void AppendInts(c10::IntArrayRef values, std::string* out) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) *out += ", ";
+    *out += std::to_string(values[i]);
+  }
+}
+
+// "[[32, 3, 224, 224], [64, 3, 3, 3], []]": one entry per input, a tensor's sizes, or the
+// values of a list of ints (the sizes aten::empty takes), [] for anything else.
 std::string InputShapes(const at::RecordFunction& fn) {
   std::string shapes = "[";
   for (const c10::IValue& input : fn.inputs()) {
     if (shapes.size() > 1) shapes += ", ";
     shapes += '[';
     if (input.isTensor()) {
-      const auto sizes = input.toTensor().sizes();
-      for (size_t i = 0; i < sizes.size(); ++i) {
-        if (i > 0) shapes += ", ";
-        shapes += std::to_string(sizes[i]);
-      }
+      AppendInts(input.toTensor().sizes(), &shapes);
+    } else if (input.isIntList()) {
+      AppendInts(input.toIntVector(), &shapes);
     }
     shapes += ']';
   }

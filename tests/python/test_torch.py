@@ -44,6 +44,15 @@ def test_record_shapes_tags_ops_with_their_input_shapes():
     assert calls(prof.report, 'aten::mm', '[[6, 5], [5, 4]]') == 1
 
 
+def test_record_shapes_shows_the_values_of_a_list_of_ints():
+    with paddle_prof.torch.profiler('CPU', record_shapes=True, stream=io.StringIO()) as prof:
+        x = torch.empty(64, 16, 28, 28)
+        x.view(64, -1)
+    empties = [e.tag for e in prof.report.events if e.name == 'aten::empty']
+    assert len(empties) == 1 and empties[0].startswith('[[64, 16, 28, 28], '), empties
+    assert calls(prof.report, 'aten::view', '[[64, 16, 28, 28], [64, -1]]') == 1
+
+
 def test_torch_empty_of_a_known_size_is_exact():
     with paddle_prof.torch.profiler('CPU', stream=io.StringIO()) as prof:
         x = torch.empty(1000, 784, dtype=torch.float32)
