@@ -11,7 +11,7 @@ import runpy
 import sys
 from typing import List, Optional
 
-from paddle_prof import _core, children
+from paddle_prof import _core, children, torch_on_import
 from paddle_prof.atomic_write import write_atomically
 from paddle_prof.merge import SUMMARY_SUFFIX, load, merge
 from paddle_prof.profiler import SORTED_KEYS, STATES, _set_capture_dir, recover, stop_profiler
@@ -47,6 +47,9 @@ def _parser() -> argparse.ArgumentParser:
                           "(the script's own profiler's too), so that a run killed by SIGKILL "
                           "or the OOM killer can be reported by 'recover DIR'; a run that "
                           "ends normally leaves none behind")
+    run.add_argument("--no-torch", action="store_true",
+                     help="do not install the PyTorch integration (ATen ops as events, tensor "
+                          "memory) when the script imports torch")
     run.add_argument("script", help="the Python script to run")
     run.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
     recovering = commands.add_parser(
@@ -182,6 +185,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                                    options.per_thread)
     if options.capture is not None:
         _set_capture_dir(options.capture, every_window=True)  # the script's own profiler too
+    if not options.no_torch:
+        torch_on_import.install_when_imported(options.state)
     sys.argv = [options.script] + options.args
     exit_code = 0
     try:

@@ -177,3 +177,43 @@ def test_run_refuses_a_snapshot_signal_that_names_no_signal(tmp_path):
     assert result.returncode != 0
     assert "--snapshot-signal: not a signal: 'USR9'" in result.stderr
     assert 'ran' not in result.stdout
+
+
+TORCH_SCRIPT = '''
+    import torch
+    a, b = torch.ones(4, 5), torch.ones(5, 6)
+    for _ in range(3):
+        c = torch.mm(a, b)
+    print('mm done', float(c[0, 0]))
+'''
+
+
+def summary_of(tmp_path):
+    return json.loads((tmp_path / 'p.json.summary.json').read_text())
+
+
+def test_run_profiles_torch_ops_and_tensors_when_the_script_imports_torch(tmp_path):
+    pytest.importorskip('torch')
+    result = run(tmp_path, TORCH_SCRIPT, '--profile-path', str(tmp_path / 'p.json'))
+    assert result.returncode == 0, result.stderr
+    assert 'mm done 5.0' in result.stdout
+    rows = {e['name']: e for e in summary_of(tmp_path)['events']}
+    assert rows['aten::mm']['calls'] == 3
+    # The three 4x6 float results, tracked by the wrapped CPU allocator.
+    assert rows['aten::mm']['memory']['CPU']['alloc_bytes'] == 3 * 4 * 6 * 4
+
+
+def test_run_no_torch_leaves_torch_unprofiled(tmp_path):
+    pytest.importorskip('torch')
+    result = run(tmp_path, TORCH_SCRIPT, '--no-torch', '--profile-path', str(tmp_path / 'p.json'))
+    assert result.returncode == 0, result.stderr
+    assert not any(e['name'].startswith('aten::') for e in summary_of(tmp_path)['events'])
+
+
+def test_run_does_not_load_torch_for_a_script_that_does_not(tmp_path):
+    result = run(tmp_path, '''
+        import sys
+        print('torch loaded:', 'torch' in sys.modules)
+    ''')
+    assert result.returncode == 0, result.stderr
+    assert 'torch loaded: False' in result.stdout
