@@ -87,6 +87,11 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _print_table(report: Report) -> None:
+    table = report.table()
+    print(table, end="" if table.endswith("\n") else "\n")
+
+
 def _merge(options: argparse.Namespace) -> int:
     try:
         inputs = [load(path) for path in options.files]
@@ -106,8 +111,7 @@ def _merge(options: argparse.Namespace) -> int:
             print(f"paddle_prof merge: cannot write {e.filename}: {e.strerror}", file=sys.stderr)
             return 1
         merged = Report(native)
-    table = merged.table()
-    print(table, end="" if table.endswith("\n") else "\n")
+    _print_table(merged)
     return 0
 
 
@@ -136,8 +140,7 @@ def _recover(options: argparse.Namespace) -> int:
     except ValueError as e:
         print(e, file=sys.stderr)
         return 1
-    table = report.table()  # its warnings say how the process ended
-    print(table, end="" if table.endswith("\n") else "\n")
+    _print_table(report)  # its warnings say how the process ended
     return 0
 
 

@@ -187,6 +187,19 @@ def test_multiprocessing_children_are_merged_with_exact_calls(tmp_path, method):
     assert not child_warnings(summary), summary['warnings']
 
 
+def assert_named_running_then_written(result, tmp_path, event):
+    """The script printed its child's pid and the window's warnings as its last line: the
+    child was named as still running, and its profile, with one call of `event`, came
+    where the warning said."""
+    said = json.loads(result.stdout.splitlines()[-1])
+    child = said['child']
+    profile = tmp_path / 'p.json.children' / f'{child}.json'
+    assert (f'child {child} is still running; its profile will be written to {profile}'
+            in said['warnings']), said['warnings']
+    late = json.loads(profile.with_name(profile.name + '.summary.json').read_text())
+    assert calls(late, event) == 1
+
+
 def test_a_child_still_running_at_the_stop_is_named_with_where_its_profile_will_be(tmp_path):
     result = run_script(tmp_path, '''
         import io, json, os, sys
@@ -207,13 +220,7 @@ def test_a_child_still_running_at_the_stop_is_named_with_where_its_profile_will_
         os.waitpid(pid, 0)
         print(json.dumps({'child': pid, 'warnings': prof.report.warnings}))
     ''', args=[str(tmp_path / 'p.json')])
-    said = json.loads(result.stdout.splitlines()[-1])
-    child = said['child']
-    profile = tmp_path / 'p.json.children' / f'{child}.json'
-    assert (f'child {child} is still running; its profile will be written to {profile}'
-            in said['warnings']), said['warnings']
-    late = json.loads(profile.with_name(profile.name + '.summary.json').read_text())
-    assert calls(late, 'late_work') == 1  # where the warning said
+    assert_named_running_then_written(result, tmp_path, 'late_work')
 
 
 def test_a_spawned_child_not_yet_running_at_the_stop_is_named_too(tmp_path):
@@ -232,13 +239,7 @@ def test_a_spawned_child_not_yet_running_at_the_stop_is_named_too(tmp_path):
             child.join()
             print(json.dumps({'child': child.pid, 'warnings': prof.report.warnings}))
     """, args=[str(tmp_path / 'p.json')])
-    said = json.loads(result.stdout.splitlines()[-1])
-    child = said['child']
-    profile = tmp_path / 'p.json.children' / f'{child}.json'
-    assert (f'child {child} is still running; its profile will be written to {profile}'
-            in said['warnings']), said['warnings']
-    late = json.loads(profile.with_name(profile.name + '.summary.json').read_text())
-    assert calls(late, 'spawned_work') == 1  # where the warning said
+    assert_named_running_then_written(result, tmp_path, 'spawned_work')
 
 
 def test_without_follow_children_a_forked_child_is_neither_profiled_nor_merged(tmp_path):
