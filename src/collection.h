@@ -33,6 +33,16 @@ struct ThreadSnapshot {
   int64_t begun_unreported = 0;
 };
 
+// A scope still open on the thread that collected the window (its names are held while
+// the report is built there): the outer part of call paths inside it.
+struct OpenCall {
+  int thread = 0;  // ThreadSnapshot::index
+  const char* name = nullptr;
+  const char* tag = nullptr;
+  uint64_t start = 0;
+  uint32_t depth = 0;
+};
+
 // One allocation or free of the window, from any thread.
 struct MemoryEvent {
   uint64_t tick;
@@ -40,6 +50,11 @@ struct MemoryEvent {
   int64_t delta;     // + bytes allocated, - bytes freed
   const char* name;  // the event that owns the block (kNoEventName, kBeforeWindowName)
   const char* tag;
+  int thread = -1;  // the recording thread's index (ThreadSnapshot::index)
+  // Where the block was allocated: its thread's index and tick (-1 and 0 when not in the
+  // window, or its free's origin record was lost). An allocation's own thread and tick.
+  int alloc_thread = -1;
+  uint64_t alloc_tick = 0;
 };
 
 // What one thread did with no event open, on one place: the "[no event]" row.
@@ -74,6 +89,7 @@ struct Collection {
   std::vector<NoEventUsage> no_event;
   std::vector<LiveBlock> live_blocks;      // allocated in the window and still live
   std::vector<MemoryEvent> memory_events;  // the threads' allocations and frees, by time
+  std::vector<OpenCall> open_calls;        // the collecting thread's, outermost first
   bool gpu_traced = false;                 // state kCUDA or kAll
   GpuCapture gpu;                          // what ran on the GPU, times in ticks
   GpuCorrelation gpu_correlation;          // which call launched it

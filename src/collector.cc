@@ -45,6 +45,9 @@ void CollectRecorder(const ThreadRecorder& r, const KeptStart* kept_from, Collec
 void CollectThreads(uint64_t window, uint64_t first_window,
                     const std::unordered_map<const ThreadRecorder*, KeptStart>& kept_from,
                     Collection* c) {
+  if (const ThreadRecorder* self = ThreadRecorder::CurrentIfRegistered()) {
+    c->open_calls = self->OpenScopes(window);
+  }
   for (const ThreadRecorder* r : RecorderRegistry::Get().LockAll(&c->records_lock)) {
     if (r->window() == window) {
       const auto kept = kept_from.find(r);

@@ -9,6 +9,8 @@
 //                 that owns the block; replayed in time order for the memory timeline.
 //   kGpuScope     while the GPU is traced, after a call (and its memory records): the
 //                 id its scope pushed, which ties the GPU work it launched to it.
+//   kFreeOrigin   right after a kFree of a block allocated in the window: the thread
+//                 and tick of its allocation, where its call path is found.
 // Depth, place, kind and the cut flag share a word with the tag pointer: user-space
 // addresses fit in 48 bits on every 64-bit target we build for.
 #ifndef PADDLE_PROF_SRC_EVENT_RECORD_H_
@@ -32,7 +34,8 @@ enum class RecordKind : uint32_t {
   kAlloc = 1,
   kFree = 2,
   kScopeMemory = 3,
-  kGpuScope = 4
+  kGpuScope = 4,
+  kFreeOrigin = 5
 };
 
 struct EventRecord {
@@ -57,6 +60,11 @@ struct EventRecord {
                             const char* owner_tag, uint64_t tick, int64_t bytes) {
     return {owner_name, Pack(reinterpret_cast<uintptr_t>(owner_tag), 0, place, kind), tick,
             static_cast<uint64_t>(bytes)};
+  }
+
+  static EventRecord FreeOrigin(int thread, uint64_t alloc_tick) {
+    return {nullptr, Pack(0, 0, 0, RecordKind::kFreeOrigin), alloc_tick,
+            static_cast<uint64_t>(thread)};
   }
 
   static EventRecord GpuScope(uint64_t scope_id) {

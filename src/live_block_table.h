@@ -27,6 +27,7 @@ struct LiveBlock {
   uint64_t serial = 0;  // innermost open scope at allocation (0: none)
   uint64_t window = 0;  // window of the allocation (0: profiling was off)
   int step = 0;         // MarkStep() calls in that window before the allocation
+  uint64_t tick = 0;    // when it was allocated (0: profiling was off): its call path
   // Innermost open event at allocation, if any. Read only while `window` is open: an
   // interned name may be freed once it is over (name_interner.h).
   const char* name = nullptr;
@@ -99,7 +100,7 @@ class BlockTable {
   static constexpr uintptr_t kFirstKey = 2;
 
   // Fields are atomics so that other threads may read a slot while it is reused.
-  struct alignas(64) Slot {
+  struct alignas(64) Slot {  // one cache line
     std::atomic<uintptr_t> key;
     std::atomic<int64_t> size;
     std::atomic<uint64_t> place_thread_step;
@@ -107,6 +108,7 @@ class BlockTable {
     std::atomic<uint64_t> window;
     std::atomic<const char*> name;
     std::atomic<const char*> tag;
+    std::atomic<uint64_t> tick;  // the line's last free word
     void Write(const LiveBlock& b) {
       constexpr auto kRelaxed = std::memory_order_relaxed;
       size.store(b.size, kRelaxed);
@@ -118,6 +120,7 @@ class BlockTable {
       window.store(b.window, kRelaxed);
       name.store(b.name, kRelaxed);
       tag.store(b.tag, kRelaxed);
+      tick.store(b.tick, kRelaxed);
     }
     // Into the caller's block: a copy out of a fresh temporary stalls on store forwarding.
     void Read(LiveBlock* b) const {
@@ -131,8 +134,11 @@ class BlockTable {
       b->window = window.load(kRelaxed);
       b->name = name.load(kRelaxed);
       b->tag = tag.load(kRelaxed);
+      b->tick = tick.load(kRelaxed);
     }
   };
+
+  static_assert(sizeof(Slot) == 64, "a slot is one cache line");
 
   size_t Home(uintptr_t key) const {
     return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);  // Fibonacci hashing

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <string>
 #include <tuple>
@@ -29,7 +30,7 @@ std::vector<MemoryEvent> GatherMemoryEvents(const Collection& c) {
 }
 
 std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int place,
-                                 int64_t start_bytes, int64_t* highest_total) {
+                                 int64_t start_bytes, int64_t* highest_total, CallPaths* paths) {
   int64_t running = start_bytes;
   int64_t highest = start_bytes;
   size_t peak_end = 0;  // events [0, peak_end) happened up to the peak
@@ -42,28 +43,68 @@ std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int pla
     }
   }
   if (highest_total != nullptr) *highest_total = highest;
+  // A row's bytes, and how they split over the paths that allocated them: by pointers
+  // and path ids while replaying, by their text afterwards.
+  struct Held {
+    int64_t bytes = 0;
+    bool split = true;  // every free said where its block came from
+    std::map<std::vector<std::string>, int64_t> by_path;
+  };
+  std::map<std::pair<const char*, const char*>, std::map<int, int64_t>> by_pointer;
+  std::map<std::pair<const char*, const char*>, Held> unsplit;
+  for (size_t i = 0; i < peak_end; ++i) {
+    const MemoryEvent& e = events[i];
+    if (e.place != place) continue;
+    const char* name = e.name != nullptr ? e.name : kNoEventName;
+    const bool unnamed = std::strcmp(name, kNoEventName) == 0 || std::strcmp(name, kBeforeWindowName) == 0;
+    const bool known = e.delta > 0 || e.alloc_thread >= 0 || unnamed;
+    const int path = paths != nullptr && known ? paths->PathOf(e.alloc_thread, e.alloc_tick, name)
+                                               : CallPaths::kEmpty;
+    by_pointer[{name, e.tag}][path] += e.delta;
+    if (!known && paths != nullptr) unsplit[{name, e.tag}].split = false;
+  }
   // Keyed as the report keys rows: an empty tag is a tag, apart from none.
-  std::map<std::tuple<std::string, bool, std::string>, RowBytes> rows;
-  auto row = [&rows](const char* name, const char* tag) -> RowBytes& {
-    if (name == nullptr) name = kNoEventName;
-    RowBytes& r = rows[{NameBytes(name), tag != nullptr, tag != nullptr ? NameBytes(tag) : ""}];
-    if (r.name.empty()) {
-      r.name = NameBytes(name);
-      if (tag != nullptr) r.tag = NameBytes(tag);
-    }
-    return r;
+  std::map<std::tuple<std::string, bool, std::string>, Held> rows;
+  auto row = [&rows](const char* name, const char* tag) -> Held& {
+    return rows[{NameBytes(name), tag != nullptr, tag != nullptr ? NameBytes(tag) : ""}];
   };
   row(kBeforeWindowName, nullptr).bytes = start_bytes;
-  for (size_t i = 0; i < peak_end; ++i) {
-    if (events[i].place == place) row(events[i].name, events[i].tag).bytes += events[i].delta;
+  row(kBeforeWindowName, nullptr).by_path[{}] = start_bytes;
+  for (const auto& [key, split] : by_pointer) {
+    Held& h = row(key.first, key.second);
+    if (const auto u = unsplit.find(key); u != unsplit.end()) h.split = false;
+    for (const auto& [path, bytes] : split) {
+      h.bytes += bytes;
+      h.by_path[paths != nullptr ? paths->Names(path) : std::vector<std::string>()] += bytes;
+    }
   }
   std::vector<RowBytes> result;
-  for (auto& [key, r] : rows) {
-    if (r.bytes > 0) result.push_back(std::move(r));
+  for (auto& [key, h] : rows) {
+    if (h.bytes <= 0) continue;
+    RowBytes r;
+    r.name = std::get<0>(key);
+    if (std::get<1>(key)) r.tag = std::get<2>(key);
+    const bool split = h.split && std::all_of(h.by_path.begin(), h.by_path.end(),
+                                              [](const auto& p) { return p.second >= 0; });
+    if (split) {
+      for (const auto& [path, bytes] : h.by_path) {
+        if (bytes <= 0) continue;
+        r.path = path;
+        r.bytes = bytes;
+        result.push_back(r);
+      }
+      continue;
+    }
+    const auto most = std::max_element(
+        h.by_path.begin(), h.by_path.end(),
+        [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (most != h.by_path.end()) r.path = most->first;
+    r.bytes = h.bytes;
+    result.push_back(std::move(r));
   }
   std::sort(result.begin(), result.end(), [](const RowBytes& a, const RowBytes& b) {
     return a.bytes != b.bytes ? a.bytes > b.bytes
-                              : std::tie(a.name, a.tag) < std::tie(b.name, b.tag);
+                              : std::tie(a.name, a.tag, a.path) < std::tie(b.name, b.tag, b.path);
   });
   return result;
 }

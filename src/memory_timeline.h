@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "call_paths.h"
 #include "collection.h"
 #include "paddle_prof/report.h"
 
@@ -20,10 +21,14 @@ std::vector<MemoryEvent> GatherMemoryEvents(const Collection& collection);
 
 // Replays `events` on `place` from `start_bytes` and returns, largest first, the rows
 // whose blocks were live at the first moment of the highest total (the blocks live at
-// the window's start count as "[before profiling]").
+// the window's start count as "[before profiling]"), one entry per call path the row's
+// blocks were allocated on (`paths`, when given). A row some of whose frees do not say
+// where their block came from (the native place's intervals, a lost record) is one
+// entry, with the path that allocated most of it.
 // `highest`, when given, receives the highest total the replay reached.
 std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int place,
-                                 int64_t start_bytes, int64_t* highest = nullptr);
+                                 int64_t start_bytes, int64_t* highest = nullptr,
+                                 CallPaths* paths = nullptr);
 
 // A moment of a place's live bytes: the window's start (index 0), or right after the
 // place's index-th allocation or free of the window.

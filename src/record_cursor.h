@@ -47,13 +47,22 @@ class RecordCursor {
           at_call_ = true;
           return true;
         case RecordKind::kAlloc:
+          event_ = {r.start, r.place(), r.bytes(), r.name, r.tag(), thread_.index, thread_.index,
+                    r.start};
+          at_call_ = false;
+          return true;
         case RecordKind::kFree:
-          event_ = {r.start, r.place(), r.kind() == RecordKind::kAlloc ? r.bytes() : -r.bytes(),
-                    r.name, r.tag()};
+          event_ = {r.start, r.place(), -r.bytes(), r.name, r.tag(), thread_.index, -1, 0};
+          if (NextIs(RecordKind::kFreeOrigin)) {
+            const EventRecord& origin = At(next_++);
+            event_.alloc_thread = static_cast<int>(origin.end);
+            event_.alloc_tick = origin.start;
+          }
           at_call_ = false;
           return true;
         case RecordKind::kScopeMemory:  // read with its call; a pair cut short is skipped
         case RecordKind::kGpuScope:
+        case RecordKind::kFreeOrigin:  // read with its free
           break;
       }
     }

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "call_paths.h"
 #include "memory_figures.h"
 #include "memory_growth.h"
 #include "memory_timeline.h"
@@ -397,10 +398,12 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
   SortRows(report.sorted_by, &report.events);
 
   report.places = c.places;
+  CallPaths paths(c);
   for (size_t place = 0; place < report.places.size(); ++place) {
     PlaceSummary& p = report.places[place];
     int64_t replayed_peak = 0;
-    p.at_peak = RowsAtPeak(c.memory_events, static_cast<int>(place), p.start_bytes, &replayed_peak);
+    p.at_peak = RowsAtPeak(c.memory_events, static_cast<int>(place), p.start_bytes,
+                           &replayed_peak, &paths);
     // A place counted per thread has only sampled peaks; the timeline has every moment.
     if (place < c.sampled_places.size() && c.sampled_places[place]) {
       p.peak_bytes = std::max(p.peak_bytes, replayed_peak);

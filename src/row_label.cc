@@ -24,4 +24,27 @@ std::string PlaceLabel(const PlaceSummary& place) {
   return place.place + " (pid " + std::to_string(*place.process) + ")";
 }
 
+std::string JoinPath(const std::vector<std::string>& path) {
+  std::string joined;
+  for (const std::string& name : path) joined += (joined.empty() ? "" : " > ") + name;
+  return joined;
+}
+
+std::string ShortPath(const std::vector<std::string>& path) {
+  if (path.size() < 2) return path.empty() ? "" : path.back();
+  const auto name_space = [](const std::string& name) {
+    const size_t colons = name.rfind("::");
+    return colons == std::string::npos ? std::string() : name.substr(0, colons);
+  };
+  const std::string leaf = name_space(path.back());
+  size_t outer = path.size() - 2;
+  for (size_t i = path.size() - 1; i-- > 0;) {
+    if (name_space(path[i]) != leaf) {
+      outer = i;
+      break;
+    }
+  }
+  return path[outer] + " > " + path.back();
+}
+
 }  // namespace paddle_prof::internal

@@ -81,6 +81,10 @@ void WritePlace(JsonWriter* w, const PlaceSummary& p) {
     w->Key("tag");
     w->OptionalString(r.tag);
     w->IntField("bytes", r.bytes);
+    w->Key("path");
+    w->BeginArray();
+    for (const std::string& name : r.path) w->String(name);
+    w->EndArray();
     w->EndObject();
   }
   w->EndArray();

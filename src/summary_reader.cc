@@ -69,8 +69,13 @@ PlaceSummary ReadPlace(const json& j) {
   p.end_bytes = j.at("end_bytes").get<int64_t>();
   p.untracked_frees = j.at("untracked_frees").get<int64_t>();
   for (const json& holder : j.at("at_peak")) {
-    p.at_peak.push_back({holder.at("name").get<std::string>(), Optional<std::string>(holder, "tag"),
-                         holder.at("bytes").get<int64_t>()});
+    RowBytes r;
+    r.name = holder.at("name").get<std::string>();
+    r.tag = Optional<std::string>(holder, "tag");
+    r.bytes = holder.at("bytes").get<int64_t>();
+    // Summaries written before call paths have none.
+    if (holder.contains("path")) r.path = holder.at("path").get<std::vector<std::string>>();
+    p.at_peak.push_back(std::move(r));
   }
   return p;
 }

@@ -18,6 +18,7 @@ using internal::FormatBytes;
 using internal::FormatMs;
 using internal::PlaceLabel;
 using internal::RowLabel;
+using internal::ShortPath;
 
 std::string SortDescription(EventSortingKey key) {
   switch (key) {
@@ -140,9 +141,9 @@ std::string Report::Table(bool detailed, int row_limit) const {
     if (!p.at_peak.empty()) {
       out += "; at the peak held by";
       for (size_t i = 0; i < p.at_peak.size() && i < 3; ++i) {
-        out += (i == 0 ? " " : ", ") + EscapeForTable(p.at_peak[i].name) +
-               (p.at_peak[i].tag ? " " + EscapeForTable(*p.at_peak[i].tag) : "") + " " +
-               FormatBytes(p.at_peak[i].bytes);
+        const RowBytes& r = p.at_peak[i];
+        out += (i == 0 ? " " : ", ") + EscapeForTable(r.path.empty() ? r.name : ShortPath(r.path)) +
+               (r.tag ? " " + EscapeForTable(*r.tag) : "") + " " + FormatBytes(r.bytes);
       }
     }
     out += "\n";

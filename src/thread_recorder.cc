@@ -135,16 +135,22 @@ int64_t ThreadRecorder::OpenScopesBegunIn(uint64_t first, uint64_t last) const {
   return open;
 }
 
-std::vector<std::string> ThreadRecorder::OpenScopeNames(uint64_t window) const {
-  std::vector<std::string> names;
+std::vector<OpenCall> ThreadRecorder::OpenScopes(uint64_t window) const {
+  std::vector<OpenCall> open;
   for (uint32_t d = 0, depth = depth_.load(std::memory_order_relaxed); d < depth; ++d) {
     const OpenScope& scope = stack_[d];
     if (scope.owner.load(std::memory_order_relaxed) == kAbandoned ||
         scope.window.load(std::memory_order_relaxed) != window) {
       continue;
     }
-    names.push_back(NameBytes(scope.name));
+    open.push_back({index_, scope.name, scope.tag, scope.start, d});
   }
+  return open;
+}
+
+std::vector<std::string> ThreadRecorder::OpenScopeNames(uint64_t window) const {
+  std::vector<std::string> names;
+  for (const OpenCall& call : OpenScopes(window)) names.push_back(NameBytes(call.name));
   return names;
 }
 
@@ -185,6 +191,7 @@ void ThreadRecorder::SetOwner(uint64_t window, LiveBlock* block) {
   block->thread = index_;
   block->window = window;
   block->step = StepsInWindow();
+  block->tick = Clock::Now();
   if (d == 0) {
     block->serial = 0;
     block->name = kNoEventName;
@@ -210,7 +217,8 @@ void ThreadRecorder::ChargeAlloc(const LiveBlock& block) {
   if (PlaceCountedPerThread(block.place)) {
     if (MemoryTimelineOn()) AddNative(block.place, block.name, block.tag, block.size);
   } else {
-    AppendMemoryEvent(RecordKind::kAlloc, block.place, block.name, block.tag, block.size);
+    AppendMemoryEvent(RecordKind::kAlloc, block.place, block.name, block.tag, block.size,
+                      block.tick);
   }
 }
 
@@ -258,14 +266,22 @@ void ThreadRecorder::ChargeFree(uint64_t window, const LiveBlock& block) {
   if (PlaceCountedPerThread(block.place)) {
     if (MemoryTimelineOn()) AddNative(block.place, name, tag, -block.size);
   } else {
-    AppendMemoryEvent(RecordKind::kFree, block.place, name, tag, block.size);
+    AppendMemoryEvent(RecordKind::kFree, block.place, name, tag, block.size, 0);
+    // Where the block came from, for its call path; only while the timeline is kept.
+    if (this_window && MemoryTimelineOn() &&
+        !buffer_.Append(EventRecord::FreeOrigin(block.thread, block.tick))) {
+      Bump(counters_.dropped_memory);
+    }
   }
 }
 
 void ThreadRecorder::AppendMemoryEvent(RecordKind kind, int place, const char* name,
-                                       const char* tag, int64_t bytes) {
+                                       const char* tag, int64_t bytes, uint64_t tick) {
   if (!MemoryTimelineOn()) return;
-  if (!buffer_.Append(EventRecord::Memory(kind, place, name, tag, Clock::Now(), bytes))) {
+  // A free's tick is read here, only when the timeline is on; an allocation's came with
+  // its block.
+  if (tick == 0) tick = Clock::Now();
+  if (!buffer_.Append(EventRecord::Memory(kind, place, name, tag, tick, bytes))) {
     Bump(counters_.dropped_memory);
   }
 }

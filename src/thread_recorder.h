@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "clock.h"
+#include "collection.h"
 #include "event_buffer.h"
 #include "gpu_tracer.h"
 #include "live_block_table.h"
@@ -76,6 +77,10 @@ class ThreadRecorder {
     ThreadRecorder* r = current_;
     return r != nullptr ? r : RegisterCurrentThread();
   }
+
+  // The calling thread's recorder if it has one, without registering it (which could
+  // hand it an exited thread's recorder while that one's records are read).
+  static ThreadRecorder* CurrentIfRegistered() { return current_; }
 
   ThreadRecorder(int index, int os_tid, std::string thread_name);
 
@@ -143,8 +148,9 @@ class ThreadRecorder {
   // running bytes of the open scope (or root) that allocated it, if any.
   void ChargeFree(uint64_t window, const LiveBlock& block);
 
-  // Owner thread: the names of its scopes open in `window`, outermost first (an
+  // Owner thread: its scopes open in `window`, outermost first, and their names (an
   // out-of-memory dump's path).
+  std::vector<OpenCall> OpenScopes(uint64_t window) const;
   std::vector<std::string> OpenScopeNames(uint64_t window) const;
 
   // ---- Collector-side reads. ----
@@ -200,7 +206,7 @@ class ThreadRecorder {
   // The open scope (or -1: root) whose running bytes hold `block`; -2 for none.
   int LevelOf(const LiveBlock& block) const;
   void AppendMemoryEvent(RecordKind kind, int place, const char* name, const char* tag,
-                         int64_t bytes);
+                         int64_t bytes, uint64_t tick);  // tick 0: now
   // The native place's blocks (every malloc, under --native) come by the million: their
   // timeline is kept by intervals (kNativeEventsPerInterval events, or up to the next
   // call's end), one record per owner of the net bytes it allocated in the interval, so

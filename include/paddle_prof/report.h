@@ -78,10 +78,14 @@ struct EventRow {
   std::optional<RowSpread> spread;            // set in merged reports
 };
 
+// Bytes a row held at a moment, by where they were allocated.
 struct RowBytes {
   std::string name;
   std::optional<std::string> tag;
   int64_t bytes = 0;
+  // The events open on the allocating thread when the blocks were allocated, outermost
+  // first, ending with `name` (empty for "[no event]" and "[before profiling]").
+  std::vector<std::string> path;
 };
 
 struct PlaceSummary {

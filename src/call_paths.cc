@@ -1,0 +1,117 @@
+#include "call_paths.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "event_record.h"
+#include "name_interner.h"
+#include "record_cursor.h"
+
+namespace paddle_prof::internal {
+
+CallPaths::Thread* CallPaths::ThreadAt(int index) {
+  if (const auto found = threads_.find(index); found != threads_.end()) return &found->second;
+  const Collection& c = c_;
+  for (const ThreadSnapshot& snapshot : c.threads) {
+    if (snapshot.index != index) continue;
+    Thread& t = threads_[index];
+    // Calls come children first: those at depth d + 1 waiting for their parent are the
+    // next call at depth d's children.
+    std::vector<std::vector<int32_t>> waiting(kMaxScopeDepth + 1);
+    auto adopt = [&t, &waiting](uint32_t depth, int32_t parent) {
+      if (depth + 1 >= waiting.size()) return;
+      for (const int32_t child : waiting[depth + 1]) {
+        // A parent lost to the buffer bound would hand its children to a later call.
+        const Call& p = t.calls[parent];
+        if (p.start <= t.calls[child].start && p.end >= t.calls[child].end) {
+          t.calls[child].parent = parent;
+        }
+      }
+      waiting[depth + 1].clear();
+    };
+    for (RecordCursor records(snapshot); records.Next();) {
+      if (!records.at_call()) continue;
+      const RecordedCall& call = records.call();
+      const uint32_t depth = std::min(call.depth, kMaxScopeDepth - 1);
+      const auto index = static_cast<int32_t>(t.calls.size());
+      t.calls.push_back({call.start, call.end, call.cut ? nullptr : call.name, -1, -1});
+      adopt(depth, index);
+      waiting[depth].push_back(index);
+    }
+    // The collecting thread's open scopes are the outermost calls of what it recorded.
+    for (const OpenCall& open : c.open_calls) {
+      if (open.thread != snapshot.index) continue;
+      const auto index = static_cast<int32_t>(t.calls.size());
+      t.calls.push_back({open.start, UINT64_MAX, open.name, -1, -1});
+      adopt(open.depth, index);
+      if (open.depth > 0 && index > 0 && t.calls[index - 1].end == UINT64_MAX) {
+        t.calls[index].parent = index - 1;
+      }
+    }
+    t.by_start.resize(t.calls.size());
+    for (size_t i = 0; i < t.calls.size(); ++i) t.by_start[i] = static_cast<int32_t>(i);
+    // Ends come in order, so of two calls starting on one tick the later-ending parent
+    // sorts first, its child after it.
+    std::stable_sort(t.by_start.begin(), t.by_start.end(), [&t](int32_t a, int32_t b) {
+      const Call& x = t.calls[a];
+      const Call& y = t.calls[b];
+      return x.start != y.start ? x.start < y.start : x.end > y.end;
+    });
+    return &t;
+  }
+  return nullptr;
+}
+
+int CallPaths::Child(int path, const char* name) {
+  const auto [it, added] = children_.try_emplace({path, name}, static_cast<int>(steps_.size()));
+  if (added) steps_.push_back({path, name});
+  return it->second;
+}
+
+int CallPaths::PathOfCall(Thread& t, int32_t call) {
+  // Up to the first call whose path is known, then down again, so that deep paths cost
+  // no recursion.
+  chain_.clear();
+  for (int32_t i = call; i >= 0 && t.calls[i].path < 0; i = t.calls[i].parent) chain_.push_back(i);
+  for (auto it = chain_.rbegin(); it != chain_.rend(); ++it) {
+    Call& x = t.calls[*it];
+    const int parent = x.parent >= 0 ? t.calls[x.parent].path : kEmpty;
+    x.path = x.name != nullptr ? Child(parent, x.name) : parent;
+  }
+  return t.calls[call].path;
+}
+
+int CallPaths::PathOf(int thread, uint64_t tick, const char* owner) {
+  if (owner == nullptr || std::strcmp(owner, kNoEventName) == 0 ||
+      std::strcmp(owner, kBeforeWindowName) == 0) {
+    return kEmpty;
+  }
+  int path = kEmpty;
+  const char* innermost = nullptr;
+  if (Thread* found = ThreadAt(thread)) {
+    Thread& t = *found;
+    // The last call begun by `tick`, then up its parents to the first still open then:
+    // calls nest, so that is the innermost call around `tick`.
+    auto after = std::upper_bound(t.by_start.begin(), t.by_start.end(), tick,
+                                  [&t](uint64_t tick, int32_t i) { return tick < t.calls[i].start; });
+    int32_t call = after == t.by_start.begin() ? -1 : *(after - 1);
+    while (call >= 0 && t.calls[call].end < tick) call = t.calls[call].parent;
+    if (call >= 0) {
+      path = PathOfCall(t, call);
+      innermost = t.calls[call].name;
+    }
+  }
+  if (innermost != owner && (innermost == nullptr || std::strcmp(innermost, owner) != 0)) {
+    path = Child(path, owner);
+  }
+  return path;
+}
+
+std::vector<std::string> CallPaths::Names(int path) const {
+  std::vector<std::string> names;
+  for (int p = path; p > kEmpty; p = steps_[p].parent) names.push_back(NameBytes(steps_[p].name));
+  std::reverse(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace paddle_prof::internal

@@ -1,0 +1,70 @@
+// Where memory comes from: the call path of an allocation, the events open on its
+// thread when it was made, outermost first. Rebuilt when the report is built, from the
+// thread's call records (each call's start, end and depth; children end before their
+// parent) and the collecting thread's still-open scopes, so that recording pays nothing
+// for it: the innermost call open at a tick is found by a binary search over the calls'
+// starts and a walk up its parents.
+//
+// Paths are interned: a path id names one sequence of event names, so blocks are grouped
+// by integers and turned into names once per distinct path.
+#ifndef PADDLE_PROF_SRC_CALL_PATHS_H_
+#define PADDLE_PROF_SRC_CALL_PATHS_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "collection.h"
+
+namespace paddle_prof::internal {
+
+class CallPaths {
+ public:
+  static constexpr int kEmpty = 0;  // no event open
+
+  explicit CallPaths(const Collection& c) : c_(c) {}
+
+  // The path of a block that `owner` allocated on `thread` at `tick`. It ends with
+  // `owner`, which is appended when the innermost call found is not it (a call still
+  // open on another thread, or not recorded). kEmpty for kNoEventName,
+  // kBeforeWindowName or an unknown thread.
+  int PathOf(int thread, uint64_t tick, const char* owner);
+
+  // The event names of `path`, outermost first.
+  std::vector<std::string> Names(int path) const;
+
+ private:
+  struct Call {
+    uint64_t start;
+    uint64_t end;
+    const char* name;  // null for a call cut by a reset: it names nothing
+    int32_t parent;    // index in the thread's calls, -1 for none
+    int32_t path;      // its path id, -1 until asked
+  };
+  struct Thread {
+    std::vector<Call> calls;
+    std::vector<int32_t> by_start;  // call indices, by start (deeper ones later on ties)
+  };
+  struct Step {
+    int parent;
+    const char* name;
+  };
+
+  int Child(int path, const char* name);
+  int PathOfCall(Thread& thread, int32_t call);
+  // The thread's calls, read from its records the first time one of its blocks asks.
+  Thread* ThreadAt(int index);
+
+  const Collection& c_;
+  std::unordered_map<int, Thread> threads_;
+  std::vector<Step> steps_{{-1, nullptr}};  // by path id; 0 is kEmpty
+  std::map<std::pair<int, const char*>, int> children_;
+  std::vector<int32_t> chain_;  // PathOfCall's, reused
+};
+
+}  // namespace paddle_prof::internal
+
+#endif  // PADDLE_PROF_SRC_CALL_PATHS_H_
