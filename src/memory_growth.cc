@@ -7,6 +7,7 @@
 
 #include "name_interner.h"
 #include "number_format.h"
+#include "row_label.h"
 
 namespace paddle_prof::internal {
 
@@ -16,6 +17,7 @@ struct Holder {
   std::string name;
   int64_t bytes = 0;
   std::set<int> steps;
+  std::map<int, int64_t> by_path;  // CallPaths ids
   struct TagBytes {
     int64_t bytes = 0;
     int last_step = 0;
@@ -47,7 +49,7 @@ bool GrowsAsATrend(const std::vector<int64_t>& ends, int64_t min_rise = 4096) {
 
 }  // namespace
 
-std::string MemoryGrowthWarning(const Collection& c) {
+std::string MemoryGrowthWarning(const Collection& c, CallPaths* paths) {
   std::vector<int64_t> ends;
   for (const StepMark& step : c.steps) {
     int64_t sum = 0;
@@ -67,6 +69,7 @@ std::string MemoryGrowthWarning(const Collection& c) {
     Holder::TagBytes& t = h.by_tag[block.tag != nullptr ? NameBytes(block.tag) : ""];
     t.bytes += block.size;
     t.last_step = std::max(t.last_step, block.step);
+    if (paths != nullptr) h.by_path[paths->PathOf(block.thread, block.tick, block.name)] += block.size;
   }
   std::vector<Holder> growing;
   for (auto& [name, h] : holders) {
@@ -102,6 +105,15 @@ std::string MemoryGrowthWarning(const Collection& c) {
                 FormatByteCount(tags[t].second.bytes);
       }
       if (tags.size() > kTags) text += ", +" + std::to_string(tags.size() - kTags) + " more";
+    }
+    // Where it was allocated: the path holding most of it.
+    const auto most = std::max_element(h.by_path.begin(), h.by_path.end(),
+                                       [](const auto& a, const auto& b) { return a.second < b.second; });
+    const std::vector<std::string> path =
+        most != h.by_path.end() ? paths->Names(most->first) : std::vector<std::string>();
+    if (path.size() > 1) {  // more than the holder's own name
+      text += "; path: " + JoinPath(path);
+      if (h.by_path.size() > 1) text += " (+" + std::to_string(h.by_path.size() - 1) + " more)";
     }
     text += ")";
   }

@@ -8,12 +8,14 @@
 
 #include <string>
 
+#include "call_paths.h"
 #include "collection.h"
 
 namespace paddle_prof::internal {
 
-// The warning's text, or "" when live memory does not grow over the steps.
-std::string MemoryGrowthWarning(const Collection& collection);
+// The warning's text, or "" when live memory does not grow over the steps. Each holder
+// names the call path (`paths`) that allocated most of what it holds.
+std::string MemoryGrowthWarning(const Collection& collection, CallPaths* paths = nullptr);
 
 // When the process's resident memory grows as a trend over the steps: how much of it
 // is malloc's heap in use (and of that, tracked), freed but kept by malloc, malloc's

@@ -14,6 +14,7 @@
 #include "name_interner.h"
 #include "number_format.h"
 #include "record_cursor.h"
+#include "row_label.h"
 #include "scope_memory.h"
 #include "step_communication.h"
 
@@ -185,41 +186,53 @@ EventRow MakeRow(const Collection& c, const RowKey& key, const Accumulator& acc)
 
 std::string Calls(int64_t n) { return std::to_string(n) + (n == 1 ? " call" : " calls"); }
 
-// "out of memory on CPU asking 17,179,869,184 bytes in aten::empty (train_step >
-// aten::empty); the place held 1,203,456 bytes: conv2d 800,000 bytes, ...": the rows that
-// hold most of the place's live bytes, largest first.
-std::string OutOfMemoryWarning(const OutOfMemory& oom, const std::vector<EventRow>& rows) {
-  std::string text = "out of memory on " + oom.place + " asking " +
-                     FormatByteCount(oom.requested_bytes) + " in " + oom.event;
-  if (!oom.path.empty()) {
-    std::string path;
-    for (const std::string& name : oom.path) path += (path.empty() ? "" : " > ") + name;
-    text += " (" + path + ")";
-  }
-  text += "; the place held " + FormatByteCount(oom.live_bytes);
-  std::vector<std::pair<int64_t, const EventRow*>> holders;
-  for (const EventRow& row : rows) {
-    const auto m = row.memory.find(oom.place);
-    if (m != row.memory.end() && m->second.live_bytes > 0) {
-      holders.emplace_back(m->second.live_bytes, &row);
+// The window's blocks live on `place`, by event, tag and call path, largest first.
+std::vector<RowBytes> LiveHolders(const Collection& c, const std::string& place, CallPaths* paths) {
+  std::map<std::tuple<std::string, std::optional<std::string>, std::vector<std::string>>, int64_t> held;
+  std::map<std::tuple<const char*, const char*, int>, int64_t> by_pointer;
+  for (const LiveBlock& b : c.live_blocks) {
+    if (b.place < static_cast<int>(c.places.size()) && c.places[b.place].place == place) {
+      by_pointer[{b.name, b.tag, paths->PathOf(b.thread, b.tick, b.name)}] += b.size;
     }
   }
-  std::stable_sort(holders.begin(), holders.end(),
-                   [](const auto& a, const auto& b) { return a.first > b.first; });
-  constexpr size_t kHolders = 3;
-  for (size_t i = 0; i < holders.size() && i < kHolders; ++i) {
-    const EventRow& row = *holders[i].second;
-    text += (i == 0 ? ": " : ", ") + row.name + (row.tag ? " " + *row.tag : "") + " " +
-            FormatByteCount(holders[i].first);
+  for (const auto& [key, bytes] : by_pointer) {
+    const auto& [name, tag, path] = key;
+    const std::optional<std::string> tag_text =
+        tag != nullptr ? std::optional<std::string>(NameBytes(tag)) : std::nullopt;
+    held[{NameBytes(name != nullptr ? name : kNoEventName), tag_text, paths->Names(path)}] += bytes;
   }
-  if (holders.empty()) text += ", none of it allocated by an event of this window";
+  std::vector<RowBytes> holders;
+  for (const auto& [key, bytes] : held) {
+    holders.push_back({std::get<0>(key), std::get<1>(key), bytes, std::get<2>(key)});
+  }
+  std::stable_sort(holders.begin(), holders.end(),
+                   [](const RowBytes& a, const RowBytes& b) { return a.bytes > b.bytes; });
+  return holders;
+}
+
+// "out of memory on CPU asking 17,179,869,184 bytes in aten::empty (train_step >
+// aten::empty); the place held 1,203,456 bytes: conv2d 800,000 bytes (train_step >
+// conv2d), ...": what holds most of the place's live bytes, largest first.
+std::string OutOfMemoryWarning(const OutOfMemory& oom) {
+  std::string text = "out of memory on " + oom.place + " asking " +
+                     FormatByteCount(oom.requested_bytes) + " in " + oom.event;
+  if (!oom.path.empty()) text += " (" + JoinPath(oom.path) + ")";
+  text += "; the place held " + FormatByteCount(oom.live_bytes);
+  constexpr size_t kHolders = 3;
+  for (size_t i = 0; i < oom.holders.size() && i < kHolders; ++i) {
+    const RowBytes& h = oom.holders[i];
+    text += (i == 0 ? ": " : ", ") + h.name + (h.tag ? " " + *h.tag : "") + " " +
+            FormatByteCount(h.bytes);
+    if (h.path.size() > 1) text += " (" + JoinPath(h.path) + ")";
+  }
+  if (oom.holders.empty()) text += ", none of it allocated by an event of this window";
   return text + ".";
 }
 
-void AddWarnings(const Collection& c, const LeftOut& left_out, Report* report) {
+void AddWarnings(const Collection& c, const LeftOut& left_out, CallPaths* paths, Report* report) {
   auto& w = report->warnings;
   w = c.warnings;
-  if (c.oom) w.insert(w.begin(), OutOfMemoryWarning(*c.oom, report->events));
+  if (report->oom) w.insert(w.begin(), OutOfMemoryWarning(*report->oom));
   if (c.steps_dropped > 0 && !c.steps.empty()) {
     w.push_back("flight recorder (keep_last_steps=" + std::to_string(c.keep_last_steps) +
                 "): the report covers steps " + std::to_string(c.steps_dropped) + "-" +
@@ -251,7 +264,7 @@ void AddWarnings(const Collection& c, const LeftOut& left_out, Report* report) {
                 " scope(s) ended on a thread other than the one that began them; they are left "
                 "out.");
   }
-  for (std::string growth : {MemoryGrowthWarning(c), ProcessGrowthWarning(c)}) {
+  for (std::string growth : {MemoryGrowthWarning(c, paths), ProcessGrowthWarning(c)}) {
     if (!growth.empty()) w.push_back(std::move(growth));
   }
   if (c.dropped_memory > 0) {
@@ -387,6 +400,12 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
   report.dropped_events = c.dropped;
   report.cycle = options.cycle;
   report.oom = c.oom;
+  CallPaths paths(c);
+  if (report.oom) {
+    constexpr size_t kKept = 10;
+    report.oom->holders = LiveHolders(c, report.oom->place, &paths);
+    if (report.oom->holders.size() > kKept) report.oom->holders.resize(kKept);
+  }
   report.process = c.process;
   report.clock = c.clock;
   double self_sum = 0;
@@ -398,7 +417,6 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
   SortRows(report.sorted_by, &report.events);
 
   report.places = c.places;
-  CallPaths paths(c);
   for (size_t place = 0; place < report.places.size(); ++place) {
     PlaceSummary& p = report.places[place];
     int64_t replayed_peak = 0;
@@ -429,7 +447,7 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
     step_start = c.steps[i].tick;
     report.steps.push_back(std::move(step));
   }
-  AddWarnings(c, left_out, &report);
+  AddWarnings(c, left_out, &paths, &report);
   return report;
 }
 

@@ -65,17 +65,10 @@ void WriteEvent(JsonWriter* w, const EventRow& row) {
   w->EndObject();
 }
 
-void WritePlace(JsonWriter* w, const PlaceSummary& p) {
-  w->BeginObject();
-  w->StringField("place", p.place);
-  if (p.process) w->IntField("process", *p.process);
-  w->IntField("peak_bytes", p.peak_bytes);
-  w->IntField("start_bytes", p.start_bytes);
-  w->IntField("end_bytes", p.end_bytes);
-  w->IntField("untracked_frees", p.untracked_frees);
-  w->Key("at_peak");
+// at_peak entries and an out-of-memory dump's holders.
+void WriteHolders(JsonWriter* w, const std::vector<RowBytes>& holders) {
   w->BeginArray();
-  for (const RowBytes& r : p.at_peak) {
+  for (const RowBytes& r : holders) {
     w->BeginObject();
     w->StringField("name", r.name);
     w->Key("tag");
@@ -88,6 +81,18 @@ void WritePlace(JsonWriter* w, const PlaceSummary& p) {
     w->EndObject();
   }
   w->EndArray();
+}
+
+void WritePlace(JsonWriter* w, const PlaceSummary& p) {
+  w->BeginObject();
+  w->StringField("place", p.place);
+  if (p.process) w->IntField("process", *p.process);
+  w->IntField("peak_bytes", p.peak_bytes);
+  w->IntField("start_bytes", p.start_bytes);
+  w->IntField("end_bytes", p.end_bytes);
+  w->IntField("untracked_frees", p.untracked_frees);
+  w->Key("at_peak");
+  WriteHolders(w, p.at_peak);
   w->EndObject();
 }
 
@@ -196,6 +201,8 @@ std::string Report::ToJson() const {
     for (const std::string& name : oom->path) w.String(name);
     w.EndArray();
     w.IntField("live_bytes", oom->live_bytes);
+    w.Key("holders");
+    WriteHolders(&w, oom->holders);
     w.EndObject();
   } else {
     w.Null();

@@ -60,6 +60,20 @@ EventRow ReadRow(const json& j) {
   return row;
 }
 
+std::vector<RowBytes> ReadHolders(const json& holders) {
+  std::vector<RowBytes> read;
+  for (const json& holder : holders) {
+    RowBytes r;
+    r.name = holder.at("name").get<std::string>();
+    r.tag = Optional<std::string>(holder, "tag");
+    r.bytes = holder.at("bytes").get<int64_t>();
+    // Summaries written before call paths have none.
+    if (holder.contains("path")) r.path = holder.at("path").get<std::vector<std::string>>();
+    read.push_back(std::move(r));
+  }
+  return read;
+}
+
 PlaceSummary ReadPlace(const json& j) {
   PlaceSummary p;
   p.place = j.at("place").get<std::string>();
@@ -68,15 +82,7 @@ PlaceSummary ReadPlace(const json& j) {
   p.start_bytes = j.at("start_bytes").get<int64_t>();
   p.end_bytes = j.at("end_bytes").get<int64_t>();
   p.untracked_frees = j.at("untracked_frees").get<int64_t>();
-  for (const json& holder : j.at("at_peak")) {
-    RowBytes r;
-    r.name = holder.at("name").get<std::string>();
-    r.tag = Optional<std::string>(holder, "tag");
-    r.bytes = holder.at("bytes").get<int64_t>();
-    // Summaries written before call paths have none.
-    if (holder.contains("path")) r.path = holder.at("path").get<std::vector<std::string>>();
-    p.at_peak.push_back(std::move(r));
-  }
+  p.at_peak = ReadHolders(j.at("at_peak"));
   return p;
 }
 
@@ -130,7 +136,8 @@ Report Read(const json& j) {
     r.oom = OutOfMemory{
         oom->at("place").get<std::string>(), oom->at("requested_bytes").get<int64_t>(),
         oom->at("event").get<std::string>(), oom->at("path").get<std::vector<std::string>>(),
-        oom->at("live_bytes").get<int64_t>()};
+        oom->at("live_bytes").get<int64_t>(),
+        oom->contains("holders") ? ReadHolders(oom->at("holders")) : std::vector<RowBytes>()};
   }
   // Summaries written before processes and clocks were recorded have neither.
   if (const auto it = j.find("process"); it != j.end()) r.process = ReadProcess(*it);

@@ -129,6 +129,9 @@ struct OutOfMemory {
   std::string event;              // the innermost event open on the failing thread
   std::vector<std::string> path;  // the events open there, outermost first
   int64_t live_bytes = 0;         // what the place held as it failed
+  // What held it: the window's live blocks on the place by event, tag and call path,
+  // largest first (at most 10).
+  std::vector<RowBytes> holders;
 };
 
 // The process a report is of.

@@ -26,6 +26,7 @@ using testing::Row;
 void RunCacheSteps(TrackingAllocator* cpu, bool evict_each_step, std::vector<void*>* cache) {
   for (int step = 0; step < 10; ++step) {
     {
+      RecordEvent forward("forward");
       RecordEvent e("conv2d", "[1, 3, " + std::to_string(32 + step) + ", 32]");
       cache->push_back(cpu->Allocate(64 * 1024));
       void* scratch = cpu->Allocate(128 * 1024);
@@ -62,6 +63,7 @@ TEST_F(MemoryTest, GrowingCacheIsNamedWithItsTags) {
             std::string::npos)
       << growth;
   EXPECT_NE(growth.find("[1, 3, 41, 32] 65,536 bytes"), std::string::npos) << growth;
+  EXPECT_NE(growth.find(", +6 more; path: forward > conv2d)"), std::string::npos) << growth;
   EXPECT_EQ(growth.find("relu"), std::string::npos);
   // Each shape is its own row, holding its own block.
   EXPECT_EQ(Cpu(Row(report, "conv2d", "[1, 3, 35, 32]")).live_bytes, 64 * 1024);

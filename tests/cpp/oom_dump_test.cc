@@ -80,7 +80,14 @@ TEST_F(OomDumpTest, AFailingBaseWritesTheDumpAndTheCallerGetsItsNullptr) {
                           0),
             0u)
       << warning;
-  EXPECT_NE(warning.find(": aten::conv2d 1,000 bytes."), std::string::npos) << warning;
+  // Its holders, with the path of the scopes still open around them.
+  EXPECT_NE(warning.find(": aten::conv2d 1,000 bytes (train_step > aten::conv2d)."),
+            std::string::npos)
+      << warning;
+  ASSERT_EQ(oom.at("holders").size(), 1u) << oom;
+  EXPECT_EQ(oom.at("holders")[0].at("name"), "aten::conv2d");
+  EXPECT_EQ(oom.at("holders")[0].at("bytes"), 1000);
+  EXPECT_EQ(oom.at("holders")[0].at("path"), nlohmann::json({"train_step", "aten::conv2d"}));
   // The calls open at the failure are left out, as in any snapshot; the block they hold
   // is charged to its row.
   ASSERT_EQ(dump.at("events").size(), 1u) << dump.at("events");
