@@ -47,6 +47,10 @@ def _parser() -> argparse.ArgumentParser:
                           "(the script's own profiler's too), so that a run killed by SIGKILL "
                           "or the OOM killer can be reported by 'recover DIR'; a run that "
                           "ends normally leaves none behind")
+    run.add_argument("--record-stacks", action="store_true",
+                     help="keep the Python stack of each top-level call: rows name their "
+                          "sources, the memory at the peak the line that allocated it, and "
+                          "under --native its blocks get native frames")
     run.add_argument("--no-torch", action="store_true",
                      help="do not install the PyTorch integration (ATen ops as events, tensor "
                           "memory) when the script imports torch")
@@ -188,6 +192,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                                    options.per_thread)
     if options.capture is not None:
         _set_capture_dir(options.capture, every_window=True)  # the script's own profiler too
+    if options.record_stacks:
+        _core.set_record_stacks(True)
     if not options.no_torch:
         torch_on_import.install_when_imported(options.state)
     sys.argv = [options.script] + options.args

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import sys
@@ -16,6 +17,22 @@ from paddle_prof.report import ROW_LIMIT, Report, _row_limit
 
 STATES = tuple(_core.STATES)
 SORTED_KEYS = (None,) + tuple(_core.SORTED_KEYS)
+
+
+def _source_exclusions() -> List[str]:
+    """The directories whose frames are never a call's source (record_stacks): the
+    profiler's and torch's, found without importing torch."""
+    directories = [os.path.dirname(os.path.abspath(__file__))]
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.origin:
+        directories.append(os.path.dirname(os.path.abspath(spec.origin)))
+    return [d + os.sep for d in directories]
+
+
+_core.set_source_exclusions(_source_exclusions())
 
 
 def _checked(check: Callable[[str], None], value: Any, what: str, names: Sequence[str]) -> None:
@@ -274,6 +291,11 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
     ``<profile_path>.oom.json``, else ``./paddle_prof.oom.<pid>.json``); the program's own
     error then goes on unchanged.
 
+    ``record_stacks=True`` keeps the Python stack of each top-level call (one with no
+    event open on its thread): each row's ``sources`` name the lines its calls came from,
+    the memory held at the peak and the growth holders name the line that allocated it
+    (``source``), and the trace's events carry ``args.stack``.
+
     ``follow_children`` (default True): each process the program starts in the window
     (os.fork, multiprocessing with fork, spawn or forkserver, DataLoader workers)
     profiles itself quietly, and when the window stops, the children that have exited
@@ -290,7 +312,7 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
                  on_trace_ready: Optional[Callable[[Report], Any]] = None,
                  oom_path: PathArg = None, keep_last_steps: Optional[int] = None,
                  capture_dir: PathArg = None, follow_children: bool = True,
-                 per_process: bool = False) -> None:
+                 per_process: bool = False, record_stacks: bool = False) -> None:
         self.state = _check_state(state)
         _row_limit(row_limit)
         self.row_limit = row_limit
@@ -314,6 +336,7 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
         self.per_thread = per_thread
         self.follow_children = bool(follow_children)
         self.per_process = bool(per_process)
+        self.record_stacks = bool(record_stacks)
         self.stream = stream
         self.schedule = schedule
         self.on_trace_ready = on_trace_ready
@@ -344,6 +367,8 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
         _core.set_oom_path(_check_path(self.oom_path, "oom_path"))
         if self.keep_last_steps is not None:
             _core.set_keep_last_steps(self.keep_last_steps)
+        if self.record_stacks:
+            _core.set_record_stacks(True)
         if self.capture_dir is not None:  # last: it restarts the window's records
             _set_capture_dir(self.capture_dir)
         self._stops_at_enter = _stops

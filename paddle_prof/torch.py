@@ -124,12 +124,12 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
                  on_trace_ready: Optional[Callable[[Any], Any]] = None,
                  oom_path: Optional[str] = None, keep_last_steps: Optional[int] = None,
                  capture_dir: Optional[str] = None, follow_children: bool = True,
-                 per_process: bool = False) -> None:
+                 per_process: bool = False, record_stacks: bool = False) -> None:
         super().__init__(state, sorted_key, profile_path, per_thread=per_thread, stream=stream,
                          row_limit=row_limit, schedule=schedule, on_trace_ready=on_trace_ready,
                          oom_path=oom_path, keep_last_steps=keep_last_steps,
                          capture_dir=capture_dir, follow_children=follow_children,
-                         per_process=per_process)
+                         per_process=per_process, record_stacks=record_stacks)
         self.record_shapes = record_shapes
         self.step_on_optimizer = step_on_optimizer
         self._wrapped_steps: List[Tuple[type, Callable]] = []

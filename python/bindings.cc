@@ -11,6 +11,7 @@
 
 #include "bindings_api.h"
 #include "paddle_prof/paddle_prof.h"
+#include "python_stacks.h"
 
 namespace py = pybind11;
 
@@ -199,5 +200,6 @@ PYBIND11_MODULE(_core, m) {
     MarkStep();
   });
   m.def("is_enabled", &IsProfilerEnabled);
+  python_stacks::Define(m);
   m.def("empty", &Empty, py::arg("shape"), py::arg("dtype"), py::arg("place"));
 }

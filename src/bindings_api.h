@@ -15,7 +15,8 @@
 //    SetChildRole, FinishChildProfile (profiler_control.h): child processes
 //    (paddle_prof/children.py), which multiprocessing may start as fresh programs or end
 //    with os._exit;
-//  - FLAGS_paddle_prof_row_limit (flags.h): the rows a printed table shows by default;
+//  - FLAGS_paddle_prof_row_limit, FLAGS_paddle_prof_record_stacks (flags.h): the rows a
+//    printed table shows by default, and whether windows record stacks;
 //  - SetCaptureDir (profiler_control.h) and RecoverCapture (capture_reader.h): the
 //    Python profiler's capture_dir, and paddle_prof.recover();
 //  - ProfilerStateNames, SortingKeyNames (enum_names.h): the names the package offers,
@@ -27,10 +28,13 @@
 //  - MergeReports (report_merge.h): paddle_prof.merge() and `python3 -m paddle_prof merge`;
 //  - ResumeNativeTracking (native_tracking.h): a followed forked child under run --native;
 //  - HtmlReport, HtmlPage (html_report.h): Report.to_html(), `python3 -m paddle_prof html`
-//    and the merge CLI's page, and the page of a summary text (tests draw edited ones).
+//    and the merge CLI's page, and the page of a summary text (tests draw edited ones);
+//  - RegisterStackCapture, RecordStacks, RecordingStacks, InternCallStack, CallStack
+//    (call_stacks.h): record_stacks, whose frames only the Python module can read.
 #ifndef PADDLE_PROF_SRC_BINDINGS_API_H_
 #define PADDLE_PROF_SRC_BINDINGS_API_H_
 
+#include "call_stacks.h"
 #include "capture_reader.h"
 #include "counter_memory.h"
 #include "enum_names.h"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "call_stacks.h"
 #include "event_record.h"
 #include "name_interner.h"
 #include "record_cursor.h"
@@ -34,7 +35,8 @@ CallPaths::Thread* CallPaths::ThreadAt(int index) {
       const RecordedCall& call = records.call();
       const uint32_t depth = std::min(call.depth, kMaxScopeDepth - 1);
       const auto index = static_cast<int32_t>(t.calls.size());
-      t.calls.push_back({call.start, call.end, call.cut ? nullptr : call.name, -1, -1});
+      t.calls.push_back({call.start, call.end, call.cut ? nullptr : call.name, -1, -1, -1,
+                         SourceOfStack(call.stack)});
       adopt(depth, index);
       waiting[depth].push_back(index);
     }
@@ -42,7 +44,7 @@ CallPaths::Thread* CallPaths::ThreadAt(int index) {
     for (const OpenCall& open : c.open_calls) {
       if (open.thread != snapshot.index) continue;
       const auto index = static_cast<int32_t>(t.calls.size());
-      t.calls.push_back({open.start, UINT64_MAX, open.name, -1, -1});
+      t.calls.push_back({open.start, UINT64_MAX, open.name, -1, -1, -1, SourceOfStack(open.stack)});
       adopt(open.depth, index);
       if (open.depth > 0 && index > 0 && t.calls[index - 1].end == UINT64_MAX) {
         t.calls[index].parent = index - 1;
@@ -77,16 +79,17 @@ int CallPaths::PathOfCall(Thread& t, int32_t call) {
     Call& x = t.calls[*it];
     const int parent = x.parent >= 0 ? t.calls[x.parent].path : kEmpty;
     x.path = x.name != nullptr ? Child(parent, x.name) : parent;
+    x.root = x.parent >= 0 ? t.calls[x.parent].root : *it;
   }
   return t.calls[call].path;
 }
 
-int CallPaths::PathOf(int thread, uint64_t tick, const char* owner) {
+CallPaths::Origin CallPaths::OriginOf(int thread, uint64_t tick, const char* owner) {
+  Origin origin;
   if (owner == nullptr || std::strcmp(owner, kNoEventName) == 0 ||
       std::strcmp(owner, kBeforeWindowName) == 0) {
-    return kEmpty;
+    return origin;
   }
-  int path = kEmpty;
   const char* innermost = nullptr;
   if (Thread* found = ThreadAt(thread)) {
     Thread& t = *found;
@@ -97,14 +100,20 @@ int CallPaths::PathOf(int thread, uint64_t tick, const char* owner) {
     int32_t call = after == t.by_start.begin() ? -1 : *(after - 1);
     while (call >= 0 && t.calls[call].end < tick) call = t.calls[call].parent;
     if (call >= 0) {
-      path = PathOfCall(t, call);
+      origin.path = PathOfCall(t, call);
+      origin.source = t.calls[t.calls[call].root].source;
       innermost = t.calls[call].name;
     }
   }
   if (innermost != owner && (innermost == nullptr || std::strcmp(innermost, owner) != 0)) {
-    path = Child(path, owner);
+    origin.path = Child(origin.path, owner);
   }
-  return path;
+  return origin;
+}
+
+const std::string* CallPaths::SourceOfStack(uint32_t stack) {
+  const CallStack* s = stack != 0 ? CallStackOf(stack) : nullptr;
+  return s != nullptr && s->source >= 0 ? &s->frames[s->source] : nullptr;
 }
 
 std::vector<std::string> CallPaths::Names(int path) const {

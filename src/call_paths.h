@@ -27,11 +27,22 @@ class CallPaths {
 
   explicit CallPaths(const Collection& c) : c_(c) {}
 
-  // The path of a block that `owner` allocated on `thread` at `tick`. It ends with
-  // `owner`, which is appended when the innermost call found is not it (a call still
-  // open on another thread, or not recorded). kEmpty for kNoEventName,
-  // kBeforeWindowName or an unknown thread.
-  int PathOf(int thread, uint64_t tick, const char* owner);
+  // Where a block that `owner` allocated on `thread` at `tick` came from: its path,
+  // which ends with `owner` (appended when the innermost call found is not it: a call
+  // still open on another thread, or not recorded; kEmpty for kNoEventName,
+  // kBeforeWindowName), and with record_stacks, the source frame of the top-level call
+  // around it (null for none).
+  struct Origin {
+    int path = kEmpty;
+    const std::string* source = nullptr;
+  };
+  Origin OriginOf(int thread, uint64_t tick, const char* owner);
+  int PathOf(int thread, uint64_t tick, const char* owner) {
+    return OriginOf(thread, tick, owner).path;
+  }
+
+  // The source frame of a top-level call's stack (call_stacks.h), null for none.
+  static const std::string* SourceOfStack(uint32_t stack);
 
   // The event names of `path`, outermost first.
   std::vector<std::string> Names(int path) const;
@@ -43,6 +54,8 @@ class CallPaths {
     const char* name;  // null for a call cut by a reset: it names nothing
     int32_t parent;    // index in the thread's calls, -1 for none
     int32_t path;      // its path id, -1 until asked
+    int32_t root;      // its top-level ancestor (or itself), once `path` is known
+    const std::string* source;  // a top-level call's source frame, or null
   };
   struct Thread {
     std::vector<Call> calls;

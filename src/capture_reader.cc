@@ -229,6 +229,7 @@ void ReadThread(const std::string& dir, const Meta& meta, int index, NameResolve
       std::memcpy(&r, bytes.data() + i * sizeof(EventRecord), sizeof(r));
       if (std::memcmp(&r, &zero, sizeof(r)) == 0) return;  // not written: the end
       const RecordKind kind = r.kind();
+      if (kind == RecordKind::kStack) continue;  // ids of the dead process's stack table
       if (kind == RecordKind::kCall || kind == RecordKind::kAlloc || kind == RecordKind::kFree) {
         r.name = names->Resolve(r.name);
         const uint64_t tag = reinterpret_cast<uintptr_t>(names->Resolve(r.tag()));

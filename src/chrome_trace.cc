@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "atomic_file.h"
+#include "call_stacks.h"
 #include "json_writer.h"
 #include "memory_timeline.h"
 #include "record_cursor.h"
@@ -128,8 +129,9 @@ std::string Track(int pid, int tid) {
   return ",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) + ",\"ts\":";
 }
 
-// A complete event up to its track: `,{"name":<name>,"cat":<cat>,"ph":"X"` and its tag.
-std::string CompleteHead(const char* name, const char* cat, const char* tag) {
+// A complete event up to its track: `,{"name":<name>,"cat":<cat>,"ph":"X"`, its tag
+// and, for a top-level call with record_stacks, its stack's frames (innermost first).
+std::string CompleteHead(const char* name, const char* cat, const char* tag, uint32_t stack = 0) {
   std::string s;
   JsonWriter w(&s);
   w.ResumeArray();
@@ -137,10 +139,17 @@ std::string CompleteHead(const char* name, const char* cat, const char* tag) {
   w.StringField("name", name);
   w.StringField("cat", cat);
   w.StringField("ph", "X");
-  if (tag != nullptr) {
+  const CallStack* frames = CallStackOf(stack);
+  if (tag != nullptr || frames != nullptr) {
     w.Key("args");
     w.BeginObject();
-    w.StringField("tag", tag);
+    if (tag != nullptr) w.StringField("tag", tag);
+    if (frames != nullptr) {
+      w.Key("stack");
+      w.BeginArray();
+      for (const std::string& frame : frames->frames) w.String(frame);
+      w.EndArray();
+    }
     w.EndObject();
   }
   return s;
@@ -151,16 +160,18 @@ std::string CompleteHead(const char* name, const char* cat, const char* tag) {
 // told apart by address (two copies of one text are two entries, which is harmless).
 class HeadCache {
  public:
-  const std::string& Get(const char* name, const char* cat, const char* tag) {
+  const std::string& Get(const char* name, const char* cat, const char* tag, uint32_t stack = 0) {
     if (2 * (heads_.size() + 1) > slots_.size()) Grow();
-    for (size_t i = Hash(name, cat, tag);; ++i) {
+    for (size_t i = Hash(name, cat, tag, stack);; ++i) {
       Slot& slot = slots_[i & (slots_.size() - 1)];
       if (slot.head == kEmpty) {
-        slot = {name, cat, tag, heads_.size()};
-        heads_.push_back(CompleteHead(name, cat, tag));
+        slot = {name, cat, tag, stack, heads_.size()};
+        heads_.push_back(CompleteHead(name, cat, tag, stack));
         return heads_.back();
       }
-      if (slot.name == name && slot.cat == cat && slot.tag == tag) return heads_[slot.head];
+      if (slot.name == name && slot.cat == cat && slot.tag == tag && slot.stack == stack) {
+        return heads_[slot.head];
+      }
     }
   }
 
@@ -170,11 +181,12 @@ class HeadCache {
     const char* name = nullptr;
     const char* cat = nullptr;
     const char* tag = nullptr;
+    uint32_t stack = 0;
     size_t head = kEmpty;
   };
 
-  static size_t Hash(const char* name, const char* cat, const char* tag) {
-    uint64_t h = reinterpret_cast<uintptr_t>(name) * 0x9e3779b97f4a7c15u;
+  static size_t Hash(const char* name, const char* cat, const char* tag, uint32_t stack) {
+    uint64_t h = (reinterpret_cast<uintptr_t>(name) + stack) * 0x9e3779b97f4a7c15u;
     h ^= reinterpret_cast<uintptr_t>(tag) * 0xc2b2ae3d27d4eb4fu;
     h ^= reinterpret_cast<uintptr_t>(cat);
     return static_cast<size_t>(h ^ (h >> 29));
@@ -184,7 +196,7 @@ class HeadCache {
         std::exchange(slots_, std::vector<Slot>(slots_.empty() ? 64 : 2 * slots_.size()));
     for (const Slot& s : old) {
       if (s.head == kEmpty) continue;
-      size_t i = Hash(s.name, s.cat, s.tag);
+      size_t i = Hash(s.name, s.cat, s.tag, s.stack);
       while (slots_[i & (slots_.size() - 1)].head != kEmpty) ++i;
       slots_[i & (slots_.size() - 1)] = s;
     }
@@ -346,7 +358,7 @@ bool WriteChromeTrace(const Collection& c, const std::string& path, std::string*
       const RecordedCall& call = records.call();
       // Every complete event has a category; a call's is empty, two bytes of each of
       // millions (steps and GPU work have theirs).
-      WriteComplete(&text, heads.Get(call.name, "", call.tag), thread_tracks.back(),
+      WriteComplete(&text, heads.Get(call.name, "", call.tag, call.stack), thread_tracks.back(),
                     Ns(c, call.start), Ns(c, call.end));
     }
   }

@@ -41,6 +41,7 @@ struct OpenCall {
   const char* tag = nullptr;
   uint64_t start = 0;
   uint32_t depth = 0;
+  uint32_t stack = 0;  // a top-level scope's call stack id (call_stacks.h)
 };
 
 // One allocation or free of the window, from any thread.
@@ -91,6 +92,7 @@ struct Collection {
   std::vector<MemoryEvent> memory_events;  // the threads' allocations and frees, by time
   std::vector<OpenCall> open_calls;        // the collecting thread's, outermost first
   bool gpu_traced = false;                 // state kCUDA or kAll
+  bool record_stacks = false;              // top-level calls carry their stack ids
   GpuCapture gpu;                          // what ran on the GPU, times in ticks
   GpuCorrelation gpu_correlation;          // which call launched it
   int64_t open_before_reset = 0;           // calls begun before a reset, still open at the stop

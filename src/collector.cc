@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "call_stacks.h"
 #include "event_buffer.h"
 #include "flags.h"
 #include "gpu_correlation.h"
@@ -60,6 +61,7 @@ void CollectThreads(uint64_t window, uint64_t first_window,
   LiveBlocks::ForEach([c, window](const LiveBlock& block) {
     if (block.window == window) c->live_blocks.push_back(block);
   });
+  c->record_stacks = RecordingStacks();
   c->buffer_chunks = EventBuffer::ChunksInUse();
   c->buffer_bound_mb = EventBuffer::BoundMb();
   c->trace_counter_points = FLAGS_paddle_prof_trace_counter_points;

@@ -11,6 +11,8 @@
 //                 id its scope pushed, which ties the GPU work it launched to it.
 //   kFreeOrigin   right after a kFree of a block allocated in the window: the thread
 //                 and tick of its allocation, where its call path is found.
+//   kStack        last after a top-level call, while the window records stacks: the id
+//                 of the call stack it began in (call_stacks.h).
 // Depth, place, kind and the cut flag share a word with the tag pointer: user-space
 // addresses fit in 48 bits on every 64-bit target we build for.
 #ifndef PADDLE_PROF_SRC_EVENT_RECORD_H_
@@ -35,7 +37,8 @@ enum class RecordKind : uint32_t {
   kFree = 2,
   kScopeMemory = 3,
   kGpuScope = 4,
-  kFreeOrigin = 5
+  kFreeOrigin = 5,
+  kStack = 6
 };
 
 struct EventRecord {
@@ -65,6 +68,10 @@ struct EventRecord {
   static EventRecord FreeOrigin(int thread, uint64_t alloc_tick) {
     return {nullptr, Pack(0, 0, 0, RecordKind::kFreeOrigin), alloc_tick,
             static_cast<uint64_t>(thread)};
+  }
+
+  static EventRecord Stack(uint32_t stack_id) {
+    return {nullptr, Pack(0, 0, 0, RecordKind::kStack), stack_id, 0};
   }
 
   static EventRecord GpuScope(uint64_t scope_id) {

@@ -41,6 +41,10 @@ DEFINE_string(paddle_prof_capture_dir, "",
               "made, so that a process killed by SIGKILL or the OOM killer loses nothing it "
               "recorded (python3 -m paddle_prof recover DIR); a window that stops normally "
               "leaves none behind.");
+DEFINE_bool(paddle_prof_record_stacks, false,
+            "Keep the Python stack of each top-level call (no event open on its thread): "
+            "rows name their sources, at_peak entries and growth holders the line that "
+            "allocated, trace events carry args.stack.");
 DEFINE_bool(paddle_prof_memory_timeline, true,
             "Record every tracked allocation and free with its time: what the report's "
             "at_peak and the trace's memory counters are built from. Off, tracking costs "
@@ -64,7 +68,7 @@ void ReadFlagsFromEnvironment() {
         "paddle_prof_max_buffer_mb", "paddle_prof_memory_timeline", "paddle_prof_snapshot_signal",
         "paddle_prof_row_limit", "paddle_prof_oom_path", "paddle_prof_trace_counter_points",
         "paddle_prof_keep_last_steps", "paddle_prof_capture_dir", "paddle_prof_per_process",
-        "paddle_prof_follow_children"}) {
+        "paddle_prof_follow_children", "paddle_prof_record_stacks"}) {
     const char* value = std::getenv(("FLAGS_" + std::string(name)).c_str());
     if (value == nullptr) continue;
     if (gflags::SetCommandLineOption(name, value).empty()) {

@@ -13,6 +13,7 @@ DECLARE_bool(paddle_prof_per_process);
 DECLARE_bool(paddle_prof_follow_children);
 DECLARE_int32(paddle_prof_max_buffer_mb);
 DECLARE_bool(paddle_prof_memory_timeline);
+DECLARE_bool(paddle_prof_record_stacks);
 DECLARE_string(paddle_prof_snapshot_signal);
 DECLARE_int32(paddle_prof_row_limit);
 DECLARE_string(paddle_prof_oom_path);

@@ -17,7 +17,8 @@ struct Holder {
   std::string name;
   int64_t bytes = 0;
   std::set<int> steps;
-  std::map<int, int64_t> by_path;  // CallPaths ids
+  std::map<int, int64_t> by_path;                      // CallPaths ids
+  std::map<const std::string*, int64_t> by_source;     // with record_stacks
   struct TagBytes {
     int64_t bytes = 0;
     int last_step = 0;
@@ -69,7 +70,11 @@ std::string MemoryGrowthWarning(const Collection& c, CallPaths* paths) {
     Holder::TagBytes& t = h.by_tag[block.tag != nullptr ? NameBytes(block.tag) : ""];
     t.bytes += block.size;
     t.last_step = std::max(t.last_step, block.step);
-    if (paths != nullptr) h.by_path[paths->PathOf(block.thread, block.tick, block.name)] += block.size;
+    if (paths != nullptr) {
+      const CallPaths::Origin origin = paths->OriginOf(block.thread, block.tick, block.name);
+      h.by_path[origin.path] += block.size;
+      if (origin.source != nullptr) h.by_source[origin.source] += block.size;
+    }
   }
   std::vector<Holder> growing;
   for (auto& [name, h] : holders) {
@@ -115,6 +120,9 @@ std::string MemoryGrowthWarning(const Collection& c, CallPaths* paths) {
       text += "; path: " + JoinPath(path);
       if (h.by_path.size() > 1) text += " (+" + std::to_string(h.by_path.size() - 1) + " more)";
     }
+    const auto source = std::max_element(h.by_source.begin(), h.by_source.end(),
+                                         [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (source != h.by_source.end()) text += "; source: " + *source->first;
     text += ")";
   }
   if (growing.size() > kHolders) {

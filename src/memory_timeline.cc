@@ -45,12 +45,14 @@ std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int pla
   if (highest_total != nullptr) *highest_total = highest;
   // A row's bytes, and how they split over the paths that allocated them: by pointers
   // and path ids while replaying, by their text afterwards.
+  using Where = std::pair<std::vector<std::string>, std::optional<std::string>>;  // path, source
   struct Held {
     int64_t bytes = 0;
     bool split = true;  // every free said where its block came from
-    std::map<std::vector<std::string>, int64_t> by_path;
+    std::map<Where, int64_t> by_path;
   };
-  std::map<std::pair<const char*, const char*>, std::map<int, int64_t>> by_pointer;
+  std::map<std::pair<const char*, const char*>, std::map<std::pair<int, const std::string*>, int64_t>>
+      by_pointer;
   std::map<std::pair<const char*, const char*>, Held> unsplit;
   for (size_t i = 0; i < peak_end; ++i) {
     const MemoryEvent& e = events[i];
@@ -58,9 +60,10 @@ std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int pla
     const char* name = e.name != nullptr ? e.name : kNoEventName;
     const bool unnamed = std::strcmp(name, kNoEventName) == 0 || std::strcmp(name, kBeforeWindowName) == 0;
     const bool known = e.delta > 0 || e.alloc_thread >= 0 || unnamed;
-    const int path = paths != nullptr && known ? paths->PathOf(e.alloc_thread, e.alloc_tick, name)
-                                               : CallPaths::kEmpty;
-    by_pointer[{name, e.tag}][path] += e.delta;
+    const CallPaths::Origin origin = paths != nullptr && known
+                                         ? paths->OriginOf(e.alloc_thread, e.alloc_tick, name)
+                                         : CallPaths::Origin();
+    by_pointer[{name, e.tag}][{origin.path, origin.source}] += e.delta;
     if (!known && paths != nullptr) unsplit[{name, e.tag}].split = false;
   }
   // Keyed as the report keys rows: an empty tag is a tag, apart from none.
@@ -73,9 +76,11 @@ std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int pla
   for (const auto& [key, split] : by_pointer) {
     Held& h = row(key.first, key.second);
     if (const auto u = unsplit.find(key); u != unsplit.end()) h.split = false;
-    for (const auto& [path, bytes] : split) {
+    for (const auto& [where, bytes] : split) {
       h.bytes += bytes;
-      h.by_path[paths != nullptr ? paths->Names(path) : std::vector<std::string>()] += bytes;
+      Where text{paths != nullptr ? paths->Names(where.first) : std::vector<std::string>(),
+                 where.second != nullptr ? std::optional<std::string>(*where.second) : std::nullopt};
+      h.by_path[std::move(text)] += bytes;
     }
   }
   std::vector<RowBytes> result;
@@ -87,9 +92,9 @@ std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int pla
     const bool split = h.split && std::all_of(h.by_path.begin(), h.by_path.end(),
                                               [](const auto& p) { return p.second >= 0; });
     if (split) {
-      for (const auto& [path, bytes] : h.by_path) {
+      for (const auto& [where, bytes] : h.by_path) {
         if (bytes <= 0) continue;
-        r.path = path;
+        std::tie(r.path, r.source) = where;
         r.bytes = bytes;
         result.push_back(r);
       }
@@ -98,13 +103,14 @@ std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int pla
     const auto most = std::max_element(
         h.by_path.begin(), h.by_path.end(),
         [](const auto& a, const auto& b) { return a.second < b.second; });
-    if (most != h.by_path.end()) r.path = most->first;
+    if (most != h.by_path.end()) std::tie(r.path, r.source) = most->first;
     r.bytes = h.bytes;
     result.push_back(std::move(r));
   }
   std::sort(result.begin(), result.end(), [](const RowBytes& a, const RowBytes& b) {
     return a.bytes != b.bytes ? a.bytes > b.bytes
-                              : std::tie(a.name, a.tag, a.path) < std::tie(b.name, b.tag, b.path);
+                              : std::tie(a.name, a.tag, a.path, a.source) <
+                                    std::tie(b.name, b.tag, b.path, b.source);
   });
   return result;
 }

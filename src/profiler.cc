@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "atomic_file.h"
+#include "call_stacks.h"
 #include "capture_files.h"
 #include "caught_signals.h"
 #include "child_profiles.h"
@@ -425,6 +426,7 @@ void EnableLocked(Control& control, ProfilerState state, bool implicit,
   control.launched_children.clear();
   control.keep_last_steps = std::max(FLAGS_paddle_prof_keep_last_steps, 0);
   control.capture_dir = FLAGS_paddle_prof_capture_dir;
+  internal::RecordStacks(FLAGS_paddle_prof_record_stacks);
   if (child_of != nullptr) BecomeChildLocked(control, *child_of);
   OpenWindow(control);
   control.first_window = control.last_window;
@@ -555,6 +557,7 @@ Report StopLocked(Control& control, const internal::ReportOptions& given) {
   c.steps = std::move(control.steps);
   c.failures_after_oom = control.failures_after_oom;
   CollectLocked(control, window, end_ns, &c);
+  internal::RecordStacks(false);  // after the collection, which says whether it recorded them
   Report report = internal::BuildReport(c, options);
   if (!children_dir.empty()) {
     MergeArrivedChildren(children_dir, start_unix_ns, control.launched_children,

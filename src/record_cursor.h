@@ -28,6 +28,7 @@ struct RecordedCall {
   int places = 0;
   bool has_gpu_scope = false;  // the GPU was traced and the call was recorded whole
   uint64_t gpu_scope = 0;      // the id its scope pushed to the GPU tracer
+  uint32_t stack = 0;          // a top-level call's stack id (call_stacks.h), 0 for none
 
   uint64_t duration() const { return end > start ? end - start : 0; }
 };
@@ -63,6 +64,7 @@ class RecordCursor {
         case RecordKind::kScopeMemory:  // read with its call; a pair cut short is skipped
         case RecordKind::kGpuScope:
         case RecordKind::kFreeOrigin:  // read with its free
+        case RecordKind::kStack:       // read with its call
           break;
       }
     }
@@ -100,6 +102,7 @@ class RecordCursor {
     if (NextIs(RecordKind::kScopeMemory)) ++next_;
     call_.has_gpu_scope = NextIs(RecordKind::kGpuScope);
     call_.gpu_scope = call_.has_gpu_scope ? At(next_++).start : 0;
+    call_.stack = NextIs(RecordKind::kStack) ? static_cast<uint32_t>(At(next_++).start) : 0;
   }
 
   const ThreadSnapshot& thread_;

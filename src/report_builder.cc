@@ -34,6 +34,7 @@ struct Accumulator {
   uint64_t gpu_max = 0;
 
   std::map<int, MemoryStats> memory;  // by place index
+  std::map<const std::string*, int64_t> sources;  // record_stacks: calls by source frame
 
   void Add(uint64_t duration, uint64_t self_ticks) {
     ++calls;
@@ -57,6 +58,7 @@ struct Accumulator {
     gpu_min = std::min(gpu_min, other.gpu_min);
     gpu_max = std::max(gpu_max, other.gpu_max);
     for (const auto& [place, m] : other.memory) AddMemory(place, m);
+    for (const auto& [frame, calls] : other.sources) sources[frame] += calls;
   }
   void AddMemory(int place, const MemoryStats& m) { AddUp(&memory[place], m); }
 };
@@ -125,6 +127,7 @@ void ScanThread(const Collection& c, size_t position, PointerRows* rows, LeftOut
   PointerKey last{nullptr, nullptr};
   Accumulator* last_row = nullptr;  // consecutive records are often the same event
   int64_t reported = 0;             // calls of the window in the report
+  std::vector<Accumulator*> awaiting_source;  // kept calls since the last top-level one
   for (RecordCursor records(thread); records.Next();) {
     if (!records.at_call()) continue;  // allocations and frees are the timeline's
     const RecordedCall& call = records.call();
@@ -135,24 +138,48 @@ void ScanThread(const Collection& c, size_t position, PointerRows* rows, LeftOut
     child_time[depth] += duration;
     uint64_t gpu_ticks = 0;
     if (c.gpu_traced) gpu_ticks = GpuTicks(c, launched_by, call, depth, &child_gpu);
-    if (!Kept(c, call)) {
+    const bool kept = Kept(c, call);
+    if (!kept) {
       if (call.cut) ++left_out->cut;  // else it ended after the window: left out as open
-      continue;
+    } else {
+      ++reported;
+      const PointerKey key{call.name, call.tag};
+      if (last_row == nullptr || !(key == last)) {
+        last = key;
+        last_row = &(*rows)[key];  // node-based map: the reference survives rehashing
+      }
+      last_row->Add(duration, duration > children ? duration - children : 0);
+      if (c.gpu_traced) last_row->AddGpu(gpu_ticks);
+      for (int p = 0; p < call.places; ++p) {
+        last_row->AddMemory(call.memory[p].place, call.memory[p].stats);
+      }
     }
-    ++reported;
-    const PointerKey key{call.name, call.tag};
-    if (last_row == nullptr || !(key == last)) {
-      last = key;
-      last_row = &(*rows)[key];  // node-based map: the reference survives rehashing
-    }
-    last_row->Add(duration, duration > children ? duration - children : 0);
-    if (c.gpu_traced) last_row->AddGpu(gpu_ticks);
-    for (int p = 0; p < call.places; ++p) {
-      last_row->AddMemory(call.memory[p].place, call.memory[p].stats);
+    // A top-level call ends after everything nested in it: its source is theirs too.
+    if (c.record_stacks) {
+      if (kept) awaiting_source.push_back(last_row);
+      if (call.depth == 0) {
+        if (const std::string* source = CallPaths::SourceOfStack(call.stack)) {
+          for (Accumulator* row : awaiting_source) ++row->sources[source];
+        }
+        awaiting_source.clear();
+      }
     }
   }
   // A race at the window's close can only make this undercount, never go below zero.
   left_out->open += std::max<int64_t>(thread.begun_unreported - reported, 0);
+}
+
+// The EventRow::kMaxSources frames with the most calls, most first (equal frames of different
+// stacks added up), ties by frame.
+std::vector<SourceCalls> TopSources(const std::map<const std::string*, int64_t>& by_frame) {
+  std::map<std::string, int64_t> calls;
+  for (const auto& [frame, n] : by_frame) calls[*frame] += n;
+  std::vector<SourceCalls> top;
+  for (const auto& [frame, n] : calls) top.push_back({frame, n});
+  std::stable_sort(top.begin(), top.end(),
+                   [](const SourceCalls& a, const SourceCalls& b) { return a.calls > b.calls; });
+  if (top.size() > EventRow::kMaxSources) top.resize(EventRow::kMaxSources);
+  return top;
 }
 
 EventRow MakeRow(const Collection& c, const RowKey& key, const Accumulator& acc) {
@@ -164,6 +191,7 @@ EventRow MakeRow(const Collection& c, const RowKey& key, const Accumulator& acc)
   if (key.has_tag) row.tag = key.tag;
   if (key.thread >= 0) row.thread = key.thread;
   row.calls = acc.calls;
+  row.sources = TopSources(acc.sources);
   if (acc.calls > 0) {
     row.total_ms = c.TicksToMs(acc.total);
     row.self_ms = c.TicksToMs(acc.self);
@@ -186,24 +214,30 @@ EventRow MakeRow(const Collection& c, const RowKey& key, const Accumulator& acc)
 
 std::string Calls(int64_t n) { return std::to_string(n) + (n == 1 ? " call" : " calls"); }
 
-// The window's blocks live on `place`, by event, tag and call path, largest first.
+// The window's blocks live on `place`, by event, tag, call path and source, largest first.
 std::vector<RowBytes> LiveHolders(const Collection& c, const std::string& place, CallPaths* paths) {
-  std::map<std::tuple<std::string, std::optional<std::string>, std::vector<std::string>>, int64_t> held;
-  std::map<std::tuple<const char*, const char*, int>, int64_t> by_pointer;
+  std::map<std::tuple<const char*, const char*, int, const std::string*>, int64_t> by_pointer;
   for (const LiveBlock& b : c.live_blocks) {
     if (b.place < static_cast<int>(c.places.size()) && c.places[b.place].place == place) {
-      by_pointer[{b.name, b.tag, paths->PathOf(b.thread, b.tick, b.name)}] += b.size;
+      const CallPaths::Origin origin = paths->OriginOf(b.thread, b.tick, b.name);
+      by_pointer[{b.name, b.tag, origin.path, origin.source}] += b.size;
     }
   }
+  std::map<std::tuple<std::string, std::optional<std::string>, std::vector<std::string>,
+                      std::optional<std::string>>,
+           int64_t>
+      held;
+  const auto text = [](const auto* s) {
+    return s != nullptr ? std::optional<std::string>(NameBytes(s)) : std::nullopt;
+  };
   for (const auto& [key, bytes] : by_pointer) {
-    const auto& [name, tag, path] = key;
-    const std::optional<std::string> tag_text =
-        tag != nullptr ? std::optional<std::string>(NameBytes(tag)) : std::nullopt;
-    held[{NameBytes(name != nullptr ? name : kNoEventName), tag_text, paths->Names(path)}] += bytes;
+    const auto& [name, tag, path, source] = key;
+    held[{NameBytes(name != nullptr ? name : kNoEventName), text(tag), paths->Names(path),
+          source != nullptr ? std::optional<std::string>(*source) : std::nullopt}] += bytes;
   }
   std::vector<RowBytes> holders;
   for (const auto& [key, bytes] : held) {
-    holders.push_back({std::get<0>(key), std::get<1>(key), bytes, std::get<2>(key)});
+    holders.push_back({std::get<0>(key), std::get<1>(key), bytes, std::get<2>(key), std::get<3>(key)});
   }
   std::stable_sort(holders.begin(), holders.end(),
                    [](const RowBytes& a, const RowBytes& b) { return a.bytes > b.bytes; });
@@ -224,6 +258,7 @@ std::string OutOfMemoryWarning(const OutOfMemory& oom) {
     text += (i == 0 ? ": " : ", ") + h.name + (h.tag ? " " + *h.tag : "") + " " +
             FormatByteCount(h.bytes);
     if (h.path.size() > 1) text += " (" + JoinPath(h.path) + ")";
+    if (h.source) text += " from " + *h.source;
   }
   if (oom.holders.empty()) text += ", none of it allocated by an event of this window";
   return text + ".";

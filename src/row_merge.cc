@@ -29,6 +29,23 @@ void MergeGpu(const EventRow& from, EventRow* into) {
   into->gpu_total_ms = into->gpu_total_ms.value_or(0) + *from.gpu_total_ms;
 }
 
+// Each input keeps its top sources only: the merged row's are the most calls among them.
+void MergeSources(const std::vector<SourceCalls>& from, std::vector<SourceCalls>* into) {
+  if (from.empty()) return;
+  for (const SourceCalls& s : from) {
+    const auto same = std::find_if(into->begin(), into->end(),
+                                   [&s](const SourceCalls& i) { return i.frame == s.frame; });
+    if (same != into->end()) {
+      same->calls += s.calls;
+    } else {
+      into->push_back(s);
+    }
+  }
+  std::stable_sort(into->begin(), into->end(),
+                   [](const SourceCalls& a, const SourceCalls& b) { return a.calls > b.calls; });
+  if (into->size() > EventRow::kMaxSources) into->resize(EventRow::kMaxSources);
+}
+
 }  // namespace
 
 size_t RowMerger::Add(const EventRow& row) {
@@ -45,6 +62,7 @@ size_t RowMerger::Add(const EventRow& row) {
   into.total_ms += row.total_ms;
   into.self_ms += row.self_ms;
   for (const auto& [place, stats] : row.memory) AddUp(&into.memory[place], stats);
+  MergeSources(row.sources, &into.sources);
   return it->second;
 }
 

@@ -62,6 +62,17 @@ void WriteEvent(JsonWriter* w, const EventRow& row) {
     w->EndObject();
     w->EndObject();
   }
+  if (!row.sources.empty()) {  // record_stacks
+    w->Key("sources");
+    w->BeginArray();
+    for (const SourceCalls& s : row.sources) {
+      w->BeginObject();
+      w->StringField("frame", s.frame);
+      w->IntField("calls", s.calls);
+      w->EndObject();
+    }
+    w->EndArray();
+  }
   w->EndObject();
 }
 
@@ -78,6 +89,7 @@ void WriteHolders(JsonWriter* w, const std::vector<RowBytes>& holders) {
     w->BeginArray();
     for (const std::string& name : r.path) w->String(name);
     w->EndArray();
+    if (r.source) w->StringField("source", *r.source);
     w->EndObject();
   }
   w->EndArray();

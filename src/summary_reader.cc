@@ -57,6 +57,11 @@ EventRow ReadRow(const json& j) {
                            total.at("median").get<double>(), total.at("max").get<double>(),
                            total.at("argmax").get<int64_t>()};
   }
+  if (const auto sources = j.find("sources"); sources != j.end()) {
+    for (const json& s : *sources) {
+      row.sources.push_back({s.at("frame").get<std::string>(), s.at("calls").get<int64_t>()});
+    }
+  }
   return row;
 }
 
@@ -69,6 +74,7 @@ std::vector<RowBytes> ReadHolders(const json& holders) {
     r.bytes = holder.at("bytes").get<int64_t>();
     // Summaries written before call paths have none.
     if (holder.contains("path")) r.path = holder.at("path").get<std::vector<std::string>>();
+    r.source = Optional<std::string>(holder, "source");
     read.push_back(std::move(r));
   }
   return read;

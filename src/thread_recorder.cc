@@ -143,7 +143,7 @@ std::vector<OpenCall> ThreadRecorder::OpenScopes(uint64_t window) const {
         scope.window.load(std::memory_order_relaxed) != window) {
       continue;
     }
-    open.push_back({index_, scope.name, scope.tag, scope.start, d});
+    open.push_back({index_, scope.name, scope.tag, scope.start, d, d == 0 ? scope.stack : 0});
   }
   return open;
 }

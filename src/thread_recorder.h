@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "call_stacks.h"
 #include "clock.h"
 #include "collection.h"
 #include "event_buffer.h"
@@ -42,6 +43,7 @@ struct alignas(64) OpenScope {
   uint64_t serial;               // per thread, increasing: tells blocks allocated inside
   GpuTracer* gpu;                // the tracer it pushed its id to, or null
   ScopeMemory memory;
+  uint32_t stack;  // a top-level scope's call stack id (call_stacks.h), 0 for none
 };
 
 // Per-window counts for the report's warnings, written by the owner only (but one),
@@ -98,11 +100,20 @@ class ThreadRecorder {
     if (d > 0 && stack_[d - 1].owner.load(std::memory_order_relaxed) == kAbandoned) {
       d = PopAbandoned(d);
     }
+    uint32_t stack = 0;
+    if (d == 0) {
+      if (const StackCapture capture = g_stack_capture.load(std::memory_order_relaxed)) {
+        stack = capture();
+        // Code the capture ran (a finalizer, say) may have left a scope of its own open.
+        d = depth_.load(std::memory_order_relaxed);
+      }
+    }
     if (d == kMaxDepth) {
       Bump(counters_.dropped);
       return false;
     }
     OpenScope& scope = stack_[d];
+    if (d == 0) scope.stack = stack;
     scope.name = name;
     scope.tag = tag;
     scope.owner.store(owner, std::memory_order_relaxed);
@@ -236,6 +247,9 @@ class ThreadRecorder {
     if (!scope.memory.empty()) FoldMemory(scope, depth, recorded && !cut);
     if (scope.gpu != nullptr && recorded && !cut) {
       buffer_.Append(EventRecord::GpuScope(GpuScopeId(index_, scope.serial)));
+    }
+    if (depth == 0 && scope.stack != 0 && recorded && !cut) {
+      buffer_.Append(EventRecord::Stack(scope.stack));
     }
   }
 

@@ -61,6 +61,13 @@ struct RowSpread {
   int64_t argmax = 0;  // the rank (or pid) of the slowest input
 };
 
+// Where a row's calls came from, with record_stacks: the source frame of the top-level
+// call they ran in ("train.py:42 in forward"), and how many of them did.
+struct SourceCalls {
+  std::string frame;
+  int64_t calls = 0;
+};
+
 struct EventRow {
   std::string name;
   std::optional<std::string> tag;
@@ -76,6 +83,8 @@ struct EventRow {
   std::optional<double> gpu_total_ms, gpu_min_ms, gpu_max_ms, gpu_ave_ms;
   std::map<std::string, MemoryStats> memory;  // by place name
   std::optional<RowSpread> spread;            // set in merged reports
+  static constexpr size_t kMaxSources = 3;
+  std::vector<SourceCalls> sources;  // record_stacks: up to kMaxSources, most calls first
 };
 
 // Bytes a row held at a moment, by where they were allocated.
@@ -86,6 +95,9 @@ struct RowBytes {
   // The events open on the allocating thread when the blocks were allocated, outermost
   // first, ending with `name` (empty for "[no event]" and "[before profiling]").
   std::vector<std::string> path;
+  // With record_stacks: the innermost frame of the program's own code in the stack of
+  // the top-level call that allocated them ("train.py:42 in forward").
+  std::optional<std::string> source;
 };
 
 struct PlaceSummary {
