@@ -47,7 +47,9 @@ class Report:
     def __init__(self, native: Any) -> None:
         self._native = native
         self._summary: Dict[str, Any] = json.loads(native.to_json())
-        self.events: List[SimpleNamespace] = [_namespace(e) for e in self._summary["events"]]
+        # A row's `sources` ([{"frame", "calls"}], with record_stacks) is [] when it has none.
+        self.events: List[SimpleNamespace] = [
+            _namespace({"sources": [], **e}) for e in self._summary["events"]]
         self.places: List[SimpleNamespace] = [_namespace(p) for p in self._summary["places"]]
         self.steps: List[SimpleNamespace] = [_namespace(s) for s in self._summary["steps"]]
         self.warnings: List[str] = list(self._summary["warnings"])
