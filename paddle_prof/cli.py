@@ -193,7 +193,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if options.capture is not None:
         _set_capture_dir(options.capture, every_window=True)  # the script's own profiler too
     if options.record_stacks:
-        _core.set_record_stacks(True)
+        _core.set_record_stacks(True, every_window=True)  # the script's own profiler too
+        os.environ["FLAGS_paddle_prof_record_stacks"] = "1"  # and the children it spawns
     if not options.no_torch:
         torch_on_import.install_when_imported(options.state)
     sys.argv = [options.script] + options.args

@@ -149,7 +149,13 @@ void Define(py::module_& m) {
       "set_source_exclusions",
       [](std::vector<std::string> directories) { g_excluded = std::move(directories); },
       py::arg("directories"));
-  m.def("set_record_stacks", &internal::RecordStacks, py::arg("on"));
+  m.def(
+      "set_record_stacks",
+      [](bool on, bool every_window) {
+        if (every_window) FLAGS_paddle_prof_record_stacks = on;  // the script's own profilers too
+        internal::RecordStacks(on);
+      },
+      py::arg("on"), py::arg("every_window") = false);
   m.def("record_stacks_on", &internal::RecordingStacks);
   // A window opened from FLAGS_paddle_prof_state before this module loaded.
   if (FLAGS_paddle_prof_record_stacks && IsProfilerEnabled()) internal::RecordStacks(true);

@@ -8,6 +8,7 @@ packages=(cmake g++ make pkg-config
           python3-setuptools python3-wheel python3-pip python3-venv
           python3-torch libtorch-dev
           libjemalloc2 libtcmalloc-minimal4
+          libunwind8  # native frames under --native --record-stacks (loaded at run time)
           heaptrack time
           chromium)  # the HTML report's tests render it headless
 missing=()

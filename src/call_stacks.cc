@@ -5,6 +5,8 @@
 #include <mutex>
 #include <utility>
 
+#include "native_stacks.h"
+
 namespace paddle_prof::internal {
 
 namespace {
@@ -12,6 +14,7 @@ namespace {
 struct Stacks {
   std::mutex mu;
   StackCapture capture = nullptr;
+  bool recording = false;  // the open window records stacks (Python's, native ones or both)
   std::deque<CallStack> by_id;  // id - 1; a deque keeps each stack in place
   std::map<std::vector<std::string>, uint32_t> ids;
 };
@@ -33,9 +36,15 @@ void RecordStacks(bool on) {
   Stacks& s = GetStacks();
   std::lock_guard<std::mutex> lock(s.mu);
   g_stack_capture.store(on ? s.capture : nullptr, std::memory_order_relaxed);
+  const bool native = CaptureNativeStacks(on);
+  s.recording = s.capture != nullptr ? on : native;
 }
 
-bool RecordingStacks() { return g_stack_capture.load(std::memory_order_relaxed) != nullptr; }
+bool RecordingStacks() {
+  Stacks& s = GetStacks();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.recording;
+}
 
 uint32_t InternCallStack(CallStack stack) {
   Stacks& s = GetStacks();

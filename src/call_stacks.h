@@ -32,7 +32,8 @@ inline std::atomic<StackCapture> g_stack_capture{nullptr};
 // The binding's capture function, for every window to come (nullptr: none).
 void RegisterStackCapture(StackCapture capture);
 // Whether the open window records stacks (FLAGS_paddle_prof_record_stacks as it opens,
-// or a profiler's record_stacks=True); a no-op without a registered capture.
+// or a profiler's record_stacks=True): the registered capture's and, where native memory
+// is tracked, native ones (native_stacks.h).
 void RecordStacks(bool on);
 bool RecordingStacks();
 

@@ -59,7 +59,7 @@ void CollectThreads(uint64_t window, uint64_t first_window,
     c->open_before_reset += r->OpenScopesBegunIn(first_window, window);
   }
   LiveBlocks::ForEach([c, window](const LiveBlock& block) {
-    if (block.window == window) c->live_blocks.push_back(block);
+    if (SameWindow(block.window, window)) c->live_blocks.push_back(block);
   });
   c->record_stacks = RecordingStacks();
   c->buffer_chunks = EventBuffer::ChunksInUse();

@@ -25,14 +25,23 @@ struct LiveBlock {
   int place = 0;
   int thread = -1;      // allocating recorder's index; -1 when profiling was off
   uint64_t serial = 0;  // innermost open scope at allocation (0: none)
-  uint64_t window = 0;  // window of the allocation (0: profiling was off)
+  // Window of the allocation (0: profiling was off), its low 32 bits as the table keeps
+  // it: compare with SameWindow().
+  uint64_t window = 0;
   int step = 0;         // MarkStep() calls in that window before the allocation
   uint64_t tick = 0;    // when it was allocated (0: profiling was off): its call path
+  uint32_t native_stack = 0;  // a native block's stack (native_stacks.h), 0 for none
   // Innermost open event at allocation, if any. Read only while `window` is open: an
   // interned name may be freed once it is over (name_interner.h).
   const char* name = nullptr;
   const char* tag = nullptr;
 };
+
+// Whether a block's window is `window`: the table keeps 32 bits of it, which leaves the
+// slot's last word to the native stack (four billion windows apart would look alike).
+inline bool SameWindow(uint64_t block_window, uint64_t window) {
+  return static_cast<uint32_t>(block_window) == static_cast<uint32_t>(window);
+}
 
 // One table: its owner thread inserts, any thread removes or reads.
 class BlockTable {
@@ -105,7 +114,7 @@ class BlockTable {
     std::atomic<int64_t> size;
     std::atomic<uint64_t> place_thread_step;
     std::atomic<uint64_t> serial;
-    std::atomic<uint64_t> window;
+    std::atomic<uint64_t> window_stack;  // the window's low 32 bits, the native stack's id
     std::atomic<const char*> name;
     std::atomic<const char*> tag;
     std::atomic<uint64_t> tick;  // the line's last free word
@@ -117,7 +126,8 @@ class BlockTable {
                                   static_cast<uint64_t>(static_cast<uint32_t>(b.step)) << 24,
                               kRelaxed);
       serial.store(b.serial, kRelaxed);
-      window.store(b.window, kRelaxed);
+      window_stack.store((b.window & 0xffffffffu) | static_cast<uint64_t>(b.native_stack) << 32,
+                         kRelaxed);
       name.store(b.name, kRelaxed);
       tag.store(b.tag, kRelaxed);
       tick.store(b.tick, kRelaxed);
@@ -131,7 +141,9 @@ class BlockTable {
       b->thread = static_cast<int16_t>((pts >> 8) & 0xffff);
       b->step = static_cast<int>(static_cast<uint32_t>(pts >> 24));
       b->serial = serial.load(kRelaxed);
-      b->window = window.load(kRelaxed);
+      const uint64_t window_stack_bits = window_stack.load(kRelaxed);
+      b->window = window_stack_bits & 0xffffffffu;
+      b->native_stack = static_cast<uint32_t>(window_stack_bits >> 32);
       b->name = name.load(kRelaxed);
       b->tag = tag.load(kRelaxed);
       b->tick = tick.load(kRelaxed);

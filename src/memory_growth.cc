@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "name_interner.h"
+#include "native_stacks.h"
 #include "number_format.h"
 #include "row_label.h"
 
@@ -19,6 +20,7 @@ struct Holder {
   std::set<int> steps;
   std::map<int, int64_t> by_path;                      // CallPaths ids
   std::map<const std::string*, int64_t> by_source;     // with record_stacks
+  std::map<uint32_t, int64_t> by_native_stack;          // native blocks, with record_stacks
   struct TagBytes {
     int64_t bytes = 0;
     int last_step = 0;
@@ -75,6 +77,7 @@ std::string MemoryGrowthWarning(const Collection& c, CallPaths* paths) {
       h.by_path[origin.path] += block.size;
       if (origin.source != nullptr) h.by_source[origin.source] += block.size;
     }
+    if (block.native_stack != 0) h.by_native_stack[block.native_stack] += block.size;
   }
   std::vector<Holder> growing;
   for (auto& [name, h] : holders) {
@@ -123,6 +126,15 @@ std::string MemoryGrowthWarning(const Collection& c, CallPaths* paths) {
     const auto source = std::max_element(h.by_source.begin(), h.by_source.end(),
                                          [](const auto& a, const auto& b) { return a.second < b.second; });
     if (source != h.by_source.end()) text += "; source: " + *source->first;
+    const auto native = std::max_element(h.by_native_stack.begin(), h.by_native_stack.end(),
+                                         [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (native != h.by_native_stack.end()) {
+      const std::vector<std::string> frames = NativeFrames(native->first);
+      constexpr size_t kFrames = 8;
+      for (size_t f = 0; f < frames.size() && f < kFrames; ++f) {
+        text += (f == 0 ? "; native: " : " < ") + frames[f];
+      }
+    }
     text += ")";
   }
   if (growing.size() > kHolders) {

@@ -30,7 +30,8 @@ std::vector<MemoryEvent> GatherMemoryEvents(const Collection& c) {
 }
 
 std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int place,
-                                 int64_t start_bytes, int64_t* highest_total, CallPaths* paths) {
+                                 int64_t start_bytes, int64_t* highest_total, CallPaths* paths,
+                                 uint64_t* peak_tick) {
   int64_t running = start_bytes;
   int64_t highest = start_bytes;
   size_t peak_end = 0;  // events [0, peak_end) happened up to the peak
@@ -43,6 +44,7 @@ std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int pla
     }
   }
   if (highest_total != nullptr) *highest_total = highest;
+  if (peak_tick != nullptr) *peak_tick = peak_end > 0 ? events[peak_end - 1].tick : 0;
   // A row's bytes, and how they split over the paths that allocated them: by pointers
   // and path ids while replaying, by their text afterwards.
   using Where = std::pair<std::vector<std::string>, std::optional<std::string>>;  // path, source

@@ -26,9 +26,10 @@ std::vector<MemoryEvent> GatherMemoryEvents(const Collection& collection);
 // where their block came from (the native place's intervals, a lost record) is one
 // entry, with the path that allocated most of it.
 // `highest`, when given, receives the highest total the replay reached.
+// `peak_tick`, when given, receives the tick of the peak (0 for the window's start).
 std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int place,
                                  int64_t start_bytes, int64_t* highest = nullptr,
-                                 CallPaths* paths = nullptr);
+                                 CallPaths* paths = nullptr, uint64_t* peak_tick = nullptr);
 
 // A moment of a place's live bytes: the window's start (index 0), or right after the
 // place's index-th allocation or free of the window.

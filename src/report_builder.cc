@@ -12,6 +12,7 @@
 #include "memory_growth.h"
 #include "memory_timeline.h"
 #include "name_interner.h"
+#include "native_stacks.h"
 #include "number_format.h"
 #include "record_cursor.h"
 #include "row_label.h"
@@ -213,6 +214,25 @@ EventRow MakeRow(const Collection& c, const RowKey& key, const Accumulator& acc)
 }
 
 std::string Calls(int64_t n) { return std::to_string(n) + (n == 1 ? " call" : " calls"); }
+
+// Each at_peak entry's native frames: of its blocks allocated by the peak and still
+// live at the end, those of the stack that allocated most.
+void AddNativeStacks(const Collection& c, int place, uint64_t peak_tick, std::vector<RowBytes>* at_peak) {
+  std::map<std::pair<std::string, std::optional<std::string>>, std::map<uint32_t, int64_t>> stacks;
+  for (const LiveBlock& b : c.live_blocks) {
+    if (b.place != place || b.native_stack == 0 || b.tick > peak_tick) continue;
+    const std::optional<std::string> tag =
+        b.tag != nullptr ? std::optional<std::string>(NameBytes(b.tag)) : std::nullopt;
+    stacks[{NameBytes(b.name != nullptr ? b.name : kNoEventName), tag}][b.native_stack] += b.size;
+  }
+  for (RowBytes& r : *at_peak) {
+    const auto found = stacks.find({r.name, r.tag});
+    if (found == stacks.end()) continue;
+    const auto most = std::max_element(found->second.begin(), found->second.end(),
+                                       [](const auto& a, const auto& b) { return a.second < b.second; });
+    r.native_stack = NativeFrames(most->first);
+  }
+}
 
 // The window's blocks live on `place`, by event, tag, call path and source, largest first.
 std::vector<RowBytes> LiveHolders(const Collection& c, const std::string& place, CallPaths* paths) {
@@ -455,8 +475,10 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
   for (size_t place = 0; place < report.places.size(); ++place) {
     PlaceSummary& p = report.places[place];
     int64_t replayed_peak = 0;
+    uint64_t peak_tick = 0;
     p.at_peak = RowsAtPeak(c.memory_events, static_cast<int>(place), p.start_bytes,
-                           &replayed_peak, &paths);
+                           &replayed_peak, &paths, &peak_tick);
+    if (c.record_stacks) AddNativeStacks(c, static_cast<int>(place), peak_tick, &p.at_peak);
     // A place counted per thread has only sampled peaks; the timeline has every moment.
     if (place < c.sampled_places.size() && c.sampled_places[place]) {
       p.peak_bytes = std::max(p.peak_bytes, replayed_peak);

@@ -90,6 +90,12 @@ void WriteHolders(JsonWriter* w, const std::vector<RowBytes>& holders) {
     for (const std::string& name : r.path) w->String(name);
     w->EndArray();
     if (r.source) w->StringField("source", *r.source);
+    if (!r.native_stack.empty()) {
+      w->Key("native_stack");
+      w->BeginArray();
+      for (const std::string& frame : r.native_stack) w->String(frame);
+      w->EndArray();
+    }
     w->EndObject();
   }
   w->EndArray();

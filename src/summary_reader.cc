@@ -75,6 +75,9 @@ std::vector<RowBytes> ReadHolders(const json& holders) {
     // Summaries written before call paths have none.
     if (holder.contains("path")) r.path = holder.at("path").get<std::vector<std::string>>();
     r.source = Optional<std::string>(holder, "source");
+    if (holder.contains("native_stack")) {
+      r.native_stack = holder.at("native_stack").get<std::vector<std::string>>();
+    }
     read.push_back(std::move(r));
   }
   return read;

@@ -10,6 +10,7 @@
 #include "capture_files.h"
 #include "clock.h"
 #include "native_guard.h"
+#include "native_stacks.h"
 #include "paddle_prof/profiler.h"
 #include "recorder_registry.h"
 #include "window_state.h"
@@ -192,6 +193,10 @@ void ThreadRecorder::SetOwner(uint64_t window, LiveBlock* block) {
   block->window = window;
   block->step = StepsInWindow();
   block->tick = Clock::Now();
+  block->native_stack = 0;
+  if (g_native_stacks.load(std::memory_order_relaxed) && PlaceCountedPerThread(block->place)) {
+    block->native_stack = CaptureNativeStack();
+  }
   if (d == 0) {
     block->serial = 0;
     block->name = kNoEventName;
@@ -223,7 +228,7 @@ void ThreadRecorder::ChargeAlloc(const LiveBlock& block) {
 }
 
 int ThreadRecorder::LevelOf(const LiveBlock& block) const {
-  if (block.thread != index_ || block.window != window_.load(std::memory_order_relaxed)) {
+  if (block.thread != index_ || !SameWindow(block.window, window_.load(std::memory_order_relaxed))) {
     return -2;  // another thread's, or from before this window
   }
   if (block.serial == 0) return -1;
@@ -260,7 +265,7 @@ void ThreadRecorder::ChargeFree(uint64_t window, const LiveBlock& block) {
   } else {
     Bump(counters_.lost_places);
   }
-  const bool this_window = block.window == window;
+  const bool this_window = SameWindow(block.window, window);
   const char* name = this_window ? block.name : kBeforeWindowName;
   const char* tag = this_window ? block.tag : nullptr;
   if (PlaceCountedPerThread(block.place)) {

@@ -98,6 +98,10 @@ struct RowBytes {
   // With record_stacks: the innermost frame of the program's own code in the stack of
   // the top-level call that allocated them ("train.py:42 in forward").
   std::optional<std::string> source;
+  // Under --native with record_stacks, on the native place: the native frames (innermost
+  // first, up to 16) that allocated most of its blocks held at the peak and still live
+  // at the end.
+  std::vector<std::string> native_stack;
 };
 
 struct PlaceSummary {

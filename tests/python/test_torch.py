@@ -150,6 +150,35 @@ def test_shape_growth_names_a_convolution_op(tmp_path):
     assert '[[1, 16, ' in held_by  # the input shapes that made new primitives
 
 
+def test_record_stacks_under_native_gives_the_growth_holder_native_frames(tmp_path):
+    import os
+    preload = os.path.join(os.path.dirname(paddle_prof.__file__), 'libpaddle_prof_preload.so')
+    if not os.path.exists(preload):
+        pytest.skip('no preload library built')
+    example = os.path.join(os.path.dirname(__file__), '..', '..', 'examples', 'shape_growth.py')
+    profile = str(tmp_path / 'growth.json')
+    result = subprocess.run([sys.executable, '-m', 'paddle_prof', 'run', '--native',
+                             '--record-stacks', '--', example, '--inputs', '16',
+                             '--profile-path', profile],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    growth = [line for line in result.stdout.splitlines() if 'live memory grew' in line]
+    assert growth, result.stdout[-3000:]
+    first = growth[0].split('held by:')[1].split(');')[0]
+    assert 'convolution' in first.split('(')[0], growth[0]
+    assert '; path: aten::conv2d > ' in first, first
+    assert 'shape_growth.py:' in first.split('; source: ')[1], first
+    native = first.split('; native: ')[1].split(' < ')
+    assert 1 <= len(native) <= 8
+    assert any('dnnl' in f or 'at::' in f for f in native), native
+    # The native place's entries at the peak that are still live carry their frames.
+    summary = json.load(open(profile + '.summary.json'))
+    place = next(p for p in summary['places'] if p['place'] == 'native')
+    framed = [h for h in place['at_peak'] if h.get('native_stack')]
+    assert framed, place['at_peak'][:5]
+    assert all(1 <= len(h['native_stack']) <= 16 for h in framed)
+
+
 def test_under_native_a_tensor_counts_on_cpu_only(tmp_path):
     import json
     import os
