@@ -92,6 +92,17 @@ void BM_RecordEventEnabledDynamicName(benchmark::State& state) {
 }
 BENCHMARK(BM_RecordEventEnabledDynamicName)->Threads(1)->Threads(2);
 
+// The same name as a std::string_view (as the torch bridge and the Python binding pass
+// theirs): interned without a std::string made for it.
+void BM_RecordEventEnabledStringViewName(benchmark::State& state) {
+  const std::string name = "conv2d_grad";
+  RunEnabled(state, [&name] {
+    paddle_prof::RecordEvent e{std::string_view(name)};
+    benchmark::ClobberMemory();
+  });
+}
+BENCHMARK(BM_RecordEventEnabledStringViewName)->Threads(1)->Threads(2);
+
 // A name never seen before on every scope: the intern cache's slow path, and what an
 // interned name costs in memory while its window lasts: "heap B/name" is malloc's bytes
 // in use per name (the copy and the cache's table), "copy B/name" the copy alone.

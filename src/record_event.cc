@@ -32,6 +32,22 @@ RecordEvent::RecordEvent(const std::string& name, const std::string& tag) {
   }
 }
 
+RecordEvent::RecordEvent(std::string_view name) {
+  if (!IsProfilerEnabled()) return;
+  const uint64_t window = internal::g_window.load(std::memory_order_acquire);
+  ThreadRecorder* r = ThreadRecorder::Current();
+  if (window != 0 && r != nullptr) Begin(r, window, r->Intern(name, window), nullptr);
+}
+
+RecordEvent::RecordEvent(std::string_view name, const std::string& tag) {
+  if (!IsProfilerEnabled()) return;
+  const uint64_t window = internal::g_window.load(std::memory_order_acquire);
+  ThreadRecorder* r = ThreadRecorder::Current();
+  if (window != 0 && r != nullptr) {
+    Begin(r, window, r->Intern(name, window), r->Intern(tag, window));
+  }
+}
+
 void RecordEvent::Begin(const char* name, const char* tag) {
   ThreadRecorder* r = ThreadRecorder::Current();
   if (r == nullptr) return;  // the thread is exiting

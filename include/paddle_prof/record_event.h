@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "paddle_prof/profiler.h"
 
@@ -40,6 +41,10 @@ class RecordEvent {
   RecordEvent(const char* name, const std::string& tag);
   // Both built at run time (bindings, user scopes): both interned.
   RecordEvent(const std::string& name, const std::string& tag);
+  // A name in the caller's buffer (a C string torch hands over, a Python str's bytes):
+  // interned like a std::string, without making one (no copy, no allocation).
+  explicit RecordEvent(std::string_view name);
+  RecordEvent(std::string_view name, const std::string& tag);
   ~RecordEvent() {
     if (recorder_ != nullptr) End();
   }

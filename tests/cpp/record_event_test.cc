@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <string_view>
+
 #include "test_util.h"
 
 namespace paddle_prof {
@@ -44,6 +47,36 @@ TEST(RecordEventTest, AScopeBegunWhileOffStaysUnrecorded) {
   ASSERT_EQ(report.events.size(), 1u);
   EXPECT_EQ(Row(report, "inside").calls, 1);
   EXPECT_TRUE(report.warnings.empty());
+}
+
+// A std::string_view name is interned: its buffer may hold another name by the next
+// call, and a name used again in a later window (whose first scope frees the names of
+// the one before) is interned again.
+TEST(RecordEventTest, AStringViewNameIsInternedAcrossCallsAndWindows) {
+  char buffer[16];
+  const auto scope_named = [&buffer](const char* name) {
+    std::strcpy(buffer, name);
+    RecordEvent event{std::string_view(buffer)};
+  };
+  EnableProfiler(ProfilerState::kCPU);
+  scope_named("alpha");
+  scope_named("alpha");
+  scope_named("beta");
+  scope_named("alphb");
+  ResetProfiler();
+  for (int i = 0; i < 3; ++i) scope_named("alpha");
+  { RecordEvent tagged(std::string_view(buffer), std::string("[4, 4]")); }
+  const Report report = StopProfiler();
+  EXPECT_EQ(report.events.size(), 2u);
+  EXPECT_EQ(Row(report, "alpha").calls, 3);
+  EXPECT_EQ(Row(report, "alpha", "[4, 4]").calls, 1);
+  EnableProfiler(ProfilerState::kCPU);
+  scope_named("alpha");
+  scope_named("beta");
+  scope_named("alphb");
+  const Report next = StopProfiler();
+  EXPECT_EQ(next.events.size(), 3u);
+  for (const char* name : {"alpha", "beta", "alphb"}) EXPECT_EQ(Row(next, name).calls, 1);
 }
 
 }  // namespace
