@@ -10,10 +10,11 @@
 
 namespace paddle_prof::torch_bridge {
 
-// Begins the op's event, tagged with its inputs' shapes when the callback needs inputs;
-// null while the profiler is off.
+// Begins the op's event, tagged with its inputs' shapes when the callback needs inputs.
+// Returns a context only for an event kept there (torch_ops.cc says which): most live on
+// the thread's own stack of open ops.
 std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn);
-// Ends the event OnOpStart began.
+// Ends the event OnOpStart began, if it began one.
 void OnOpEnd(const at::RecordFunction& fn, at::ObserverContext* context);
 
 }  // namespace paddle_prof::torch_bridge

@@ -82,6 +82,121 @@ def test_ops_on_intra_op_threads_and_a_second_python_thread_are_recorded():
     assert len({e.thread for e in mm_rows}) == 2
 
 
+class _Nest(torch.autograd.Function):
+    """A custom op (torch records it under its class name) that applies itself `depth`
+    times, each level around an aten::add."""
+
+    @staticmethod
+    def forward(ctx, x, depth):
+        if depth > 1:
+            x = _Nest.apply(x, depth - 1)
+        return x + x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return 2 * grad, None
+
+
+def test_ops_nested_deeper_than_the_per_thread_op_stack_keep_exact_counts():
+    # 100 levels, each with its add inside: more open ops than the bridge's per-thread
+    # stack of events holds, the rest going through a context of their own.
+    with paddle_prof.torch.profiler('CPU', stream=io.StringIO()) as prof:
+        y = _Nest.apply(torch.ones(2), 100)
+    assert float(y[0]) == 2.0 ** 100
+    assert calls(prof.report, '_Nest') == 100
+    assert calls(prof.report, 'aten::add') == 100
+    nest = next(e for e in prof.report.events if e.name == '_Nest')
+    assert nest.self_ms * 5 < nest.total_ms  # a level's total holds the levels inside it
+    assert not prof.report.warnings
+
+
+def test_an_op_s_self_time_leaves_out_the_ops_inside_it():
+    class Outer(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x + x + x
+
+    x = torch.ones(8)
+    with paddle_prof.torch.profiler('CPU', stream=io.StringIO()) as prof:
+        for _ in range(5):
+            Outer.apply(x)
+    rows = {e.name: e for e in prof.report.events}
+    assert rows['Outer'].calls == 5 and rows['aten::add'].calls == 10
+    assert rows['Outer'].self_ms == pytest.approx(
+        rows['Outer'].total_ms - rows['aten::add'].total_ms, abs=1e-5)
+
+
+def test_autograd_nodes_nest_inside_their_engine_scope_and_around_their_ops(tmp_path):
+    x = torch.ones(4, requires_grad=True)
+    w = torch.full((4,), 2.0)
+    path = tmp_path / 'trace.json'
+    with paddle_prof.torch.profiler('CPU', profile_path=str(path), stream=io.StringIO()) as prof:
+        for _ in range(3):
+            (x * w).sum().backward()
+    assert calls(prof.report, 'MulBackward0') == 3
+    assert calls(prof.report, 'aten::mul') == 6  # 3 forward, 3 inside MulBackward0
+    events = [e for e in json.loads(path.read_text())['traceEvents'] if e.get('ph') == 'X']
+
+    def inside(child, parent_name):  # µs with 3 decimals: a rounding's slack
+        return any(p['name'] == parent_name and p['tid'] == child['tid'] and
+                   p['ts'] <= child['ts'] + 0.002 and
+                   child['ts'] + child['dur'] <= p['ts'] + p['dur'] + 0.002 for p in events)
+
+    nodes = [e for e in events if e['name'] == 'MulBackward0']
+    assert len(nodes) == 3
+    assert all(inside(n, 'autograd::engine::evaluate_function: MulBackward0') for n in nodes)
+    assert sum(inside(m, 'MulBackward0') for m in events if m['name'] == 'aten::mul') == 3
+
+
+def test_ops_open_as_a_window_closes_or_opens_leave_each_window_exact():
+    bridge = paddle_prof.torch._torch_bridge
+    reports = []
+
+    class Starts(torch.autograd.Function):  # begins while the profiler is off, ends while on
+        @staticmethod
+        def forward(ctx, t):
+            paddle_prof.start_profiler('CPU')
+            return t - t
+
+    class StopsAndStarts(torch.autograd.Function):  # begins in one window, ends in the next
+        @staticmethod
+        def forward(ctx, t):
+            t = t + t
+            reports.append(paddle_prof.stop_profiler(stream=io.StringIO()))
+            paddle_prof.start_profiler('CPU')
+            return t * t
+
+    x = torch.ones(2)
+    bridge.install(False)
+    try:
+        Starts.apply(x)
+        StopsAndStarts.apply(x)
+        for _ in range(3):
+            x * x
+        reports.append(paddle_prof.stop_profiler(stream=io.StringIO()))
+    finally:
+        bridge.remove_callback()
+    first, second = ({e.name: e.calls for e in r.events if e.calls} for r in reports)
+    assert first == {'aten::sub': 1, 'aten::add': 1}, first
+    assert any('still open' in w for w in reports[0].warnings), reports[0].warnings
+    assert second == {'aten::mul': 4}, second
+
+
+def test_a_torch_record_function_ended_on_another_thread_is_left_out_with_a_warning():
+    scope = torch.autograd.profiler.record_function('handed_over')
+    with paddle_prof.torch.profiler('CPU', stream=io.StringIO()) as prof:
+        scope.__enter__()
+        x = torch.ones(2)
+        ender = threading.Thread(target=scope.__exit__, args=(None, None, None))
+        ender.start()
+        ender.join()
+        for _ in range(2):
+            x = x * x
+    assert calls(prof.report, 'handed_over') == 0
+    assert calls(prof.report, 'aten::mul') == 2
+    assert any('ended on a thread other than' in w for w in prof.report.warnings)
+
+
 def test_a_training_step_with_onednn_runs_and_reports_memory():
     model = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3), torch.nn.ReLU(), torch.nn.Flatten(),
                                 torch.nn.Linear(4 * 26 * 26, 10))
