@@ -4,9 +4,13 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <structmember.h>
 
+#include <memory>
+#include <new>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bindings_api.h"
@@ -33,6 +37,184 @@ class Scope {
  private:
   std::optional<RecordEvent> event_;  // neither copyable nor movable: held in place
 };
+
+// paddle_prof.record_event's base, written against Python's C API: a with-block makes
+// the object and calls __enter__ and __exit__, and each call through pybind11 would cost
+// more than the scope it records.
+//
+// One object may be entered again, recursively or from several threads: each entry is
+// its own call, on the thread that runs it. A thread keeps its open entries on a stack
+// of its own; __exit__ ends the innermost one the object made on that thread.
+struct RecordEventObject {
+  PyObject_HEAD
+  PyObject* name;  // str
+  PyObject* tag;   // str or None
+};
+
+class EntryStack {
+ public:
+  struct Entry {
+    // Identity only, no reference: the stack outlives the thread's Python state.
+    const PyObject* owner;
+    std::optional<RecordEvent> event;
+  };
+
+  Entry& Push(const PyObject* owner) {
+    if (depth_ == chunks_.size() * kChunk) {
+      internal::NativeGuard profiler_memory;
+      chunks_.push_back(std::make_unique<Entry[]>(kChunk));
+    }
+    Entry& e = At(depth_++);
+    e.owner = owner;
+    return e;
+  }
+  // The innermost open entry of `owner`, or null (it entered on another thread, or not).
+  Entry* Find(const PyObject* owner) {
+    for (size_t d = depth_; d-- > 0;) {
+      if (At(d).owner == owner) return &At(d);
+    }
+    return nullptr;
+  }
+  // An entry may end below the top (a generator suspended inside its with-block): it
+  // leaves a hole until those above it end.
+  void End(Entry& e) {
+    e.event.reset();
+    e.owner = nullptr;
+    while (depth_ > 0 && At(depth_ - 1).owner == nullptr) --depth_;
+  }
+
+ private:
+  // Chunks: an entry never moves (RecordEvent cannot), and only a depth never reached
+  // before allocates (the profiler's memory, untracked).
+  static constexpr size_t kChunk = 64;
+  Entry& At(size_t d) { return chunks_[d / kChunk][d % kChunk]; }
+
+  std::vector<std::unique_ptr<Entry[]>> chunks_;
+  size_t depth_ = 0;
+};
+
+// The thread's stack, on the heap: this module's thread-locals live in the static TLS
+// block, which is small (the module reads NativeGuard's initial-exec flag). The stack
+// is the profiler's memory, untracked (native_guard.h), freed when the thread exits.
+thread_local EntryStack* t_entries = nullptr;
+
+EntryStack& ThreadEntries() {
+  if (t_entries == nullptr) {
+    struct Owner {
+      ~Owner() {
+        internal::NativeGuard profiler_memory;
+        delete t_entries;
+        t_entries = nullptr;
+      }
+    };
+    thread_local Owner owner;
+    internal::NativeGuard profiler_memory;
+    t_entries = new EntryStack;
+  }
+  return *t_entries;
+}
+
+// The TypeError record_event's arguments get: "record_event name must be a str, got int".
+int ArgumentError(const char* what, PyObject* got) {
+  PyObject* type_name = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(got)),
+                                               "__name__");
+  if (type_name != nullptr) {
+    PyErr_Format(PyExc_TypeError, "record_event %s, got %U", what, type_name);
+    Py_DECREF(type_name);
+  }
+  return -1;
+}
+
+int RecordEventInit(PyObject* self, PyObject* args, PyObject* kwargs) {
+  static const char* keywords[] = {"name", "tag", nullptr};
+  PyObject* name;
+  PyObject* tag = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:record_event",
+                                   const_cast<char**>(keywords), &name, &tag)) {
+    return -1;
+  }
+  if (!PyUnicode_Check(name)) return ArgumentError("name must be a str", name);
+  if (tag != Py_None && !PyUnicode_Check(tag)) {
+    return ArgumentError("tag must be a str or None", tag);
+  }
+  auto* event = reinterpret_cast<RecordEventObject*>(self);
+  Py_INCREF(name);
+  Py_XSETREF(event->name, name);
+  Py_INCREF(tag);
+  Py_XSETREF(event->tag, tag);
+  return 0;
+}
+
+void RecordEventDealloc(PyObject* self) {
+  auto* event = reinterpret_cast<RecordEventObject*>(self);
+  Py_CLEAR(event->name);
+  Py_CLEAR(event->tag);
+  PyTypeObject* type = Py_TYPE(self);
+  type->tp_free(self);
+  Py_DECREF(type);  // a heap type: each instance holds a reference to it
+}
+
+PyObject* RecordEventEnter(PyObject* self, PyObject* /*unused*/) {
+  const auto* event = reinterpret_cast<RecordEventObject*>(self);
+  if (event->name == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "record_event was not initialized");
+    return nullptr;
+  }
+  Py_ssize_t name_size, tag_size;
+  const char* name = PyUnicode_AsUTF8AndSize(event->name, &name_size);
+  if (name == nullptr) return nullptr;
+  const char* tag = nullptr;
+  if (event->tag != Py_None) {
+    tag = PyUnicode_AsUTF8AndSize(event->tag, &tag_size);
+    if (tag == nullptr) return nullptr;
+  }
+  const std::string_view name_view(name, static_cast<size_t>(name_size));
+  EntryStack::Entry* entry = nullptr;
+  try {  // no C++ exception may cross into Python's C frames
+    entry = &ThreadEntries().Push(self);
+    if (tag == nullptr) {
+      entry->event.emplace(name_view);
+    } else {
+      entry->event.emplace(name_view, std::string(tag, static_cast<size_t>(tag_size)));
+    }
+  } catch (const std::bad_alloc&) {  // a new name could not be interned, say
+    if (entry != nullptr) t_entries->End(*entry);
+    return PyErr_NoMemory();
+  }
+  Py_INCREF(self);
+  return self;
+}
+
+PyObject* RecordEventExit(PyObject* self, PyObject* const* /*args*/, Py_ssize_t /*nargs*/) {
+  EntryStack* entries = t_entries;
+  if (entries == nullptr) Py_RETURN_FALSE;  // this thread never entered one
+  if (EntryStack::Entry* entry = entries->Find(self)) entries->End(*entry);
+  Py_RETURN_FALSE;
+}
+
+PyObject* MakeRecordEventType() {
+  static PyMethodDef methods[] = {
+      {"__enter__", RecordEventEnter, METH_NOARGS, "Begins a call of the event."},
+      {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(RecordEventExit)),
+       METH_FASTCALL, "Ends this thread's innermost open call of the event."},
+      {nullptr, nullptr, 0, nullptr}};
+  static PyMemberDef members[] = {
+      {"name", T_OBJECT, offsetof(RecordEventObject, name), READONLY, "The event's name."},
+      {"tag", T_OBJECT, offsetof(RecordEventObject, tag), READONLY, "Its tag, or None."},
+      {nullptr, 0, 0, 0, nullptr}};
+  static PyType_Slot slots[] = {
+      {Py_tp_doc, const_cast<char*>("record_event(name, tag=None): the base of "
+                                    "paddle_prof.record_event.")},
+      {Py_tp_new, reinterpret_cast<void*>(PyType_GenericNew)},
+      {Py_tp_init, reinterpret_cast<void*>(RecordEventInit)},
+      {Py_tp_dealloc, reinterpret_cast<void*>(RecordEventDealloc)},
+      {Py_tp_methods, methods},
+      {Py_tp_members, members},
+      {0, nullptr}};
+  static PyType_Spec spec = {"paddle_prof._core.RecordEventBase", sizeof(RecordEventObject), 0,
+                             Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, slots};
+  return PyType_FromSpec(&spec);
+}
 
 TrackingAllocator& NumpyAllocator() {
   // Leaked: arrays may be collected during interpreter shutdown.
@@ -144,6 +326,10 @@ PYBIND11_MODULE(_core, m) {
       .def(py::init<const std::string&, const std::optional<std::string>&>(), py::arg("name"),
            py::arg("tag") = py::none())
       .def("end", &Scope::End);
+
+  PyObject* record_event_type = MakeRecordEventType();
+  if (record_event_type == nullptr) throw py::error_already_set();
+  m.add_object("RecordEventBase", py::reinterpret_steal<py::object>(record_event_type));
 
   // The core validates states and keys; the package asks it, with these names.
   m.attr("STATES") = internal::ProfilerStateNames();

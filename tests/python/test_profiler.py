@@ -229,11 +229,70 @@ def test_two_python_threads_recording_at_once_lose_no_event():
 
 
 def test_record_event_checks_its_arguments():
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match='^record_event name must be a str, got int$'):
         paddle_prof.record_event(3)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match='^record_event tag must be a str or None, got list$'):
         paddle_prof.record_event('op', tag=[1, 2])
     paddle_prof.record_event('unused').__exit__(None, None, None)  # no enter: harmless
+    scope = paddle_prof.record_event(name='op', tag='t')
+    assert (scope.name, scope.tag) == ('op', 't')
+
+
+def test_one_record_event_entered_recursively_from_two_threads_counts_every_entry():
+    scope = paddle_prof.record_event('shared')
+    barrier = threading.Barrier(2)
+
+    def nest(depth):
+        with scope:
+            if depth > 1:
+                nest(depth - 1)
+
+    def work():
+        barrier.wait()
+        for _ in range(500):
+            nest(4)
+
+    with paddle_prof.profiler('CPU', per_thread=True, stream=io.StringIO()) as prof:
+        threads = [threading.Thread(target=work) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    rows = [e for e in prof.report.events if e.name == 'shared']
+    assert [e.calls for e in rows] == [2000, 2000]
+    assert len({e.thread for e in rows}) == 2
+    assert all(e.self_ms < e.total_ms for e in rows)  # each level's total holds the next
+    assert not prof.report.warnings
+
+
+def test_a_record_event_suspended_in_a_generator_ends_when_the_generator_does():
+    def produce():
+        with paddle_prof.record_event('produce'):
+            yield 1
+
+    with paddle_prof.profiler('CPU', stream=io.StringIO()) as prof:
+        gen = produce()
+        next(gen)
+        with paddle_prof.record_event('consume'):
+            next(gen, None)  # 'produce' ends first, closing 'consume' with it
+        for _ in range(3):
+            with paddle_prof.record_event('after'):
+                pass
+    assert {e.name: e.calls for e in prof.report.events} == {
+        'produce': 1, 'consume': 1, 'after': 3}
+    assert len(prof.report.warnings) == 1, prof.report.warnings
+
+
+def test_names_made_afresh_for_each_scope_keep_their_rows_across_a_reset():
+    with paddle_prof.profiler('CPU', stream=io.StringIO()) as prof:
+        for i in range(70):
+            with paddle_prof.record_event(f'n{i % 7}', tag=f't{i % 2}'):
+                pass
+        paddle_prof.reset_profiler()
+        for i in range(700):
+            with paddle_prof.record_event(f'n{i % 7}'):
+                pass
+    assert {e.name: e.calls for e in prof.report.events} == {f'n{k}': 100 for k in range(7)}
 
 
 def test_profile_path_takes_str_and_path_like_and_refuses_the_rest(tmp_path):
