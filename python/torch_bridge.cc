@@ -67,6 +67,26 @@ void RemoveCallback() {
   b.callback.reset();
 }
 
+// Benchmark only (benchmarks/torch_op_overhead.py), not part of paddle_prof.torch: adds
+// (or removes) a global callback whose start and end do nothing, so that a benchmark can
+// show the floor any callback pays per op, torch's own work to call it (and, with
+// `needs_inputs`, to hand it the op's inputs, as record_shapes asks).
+void BenchEmptyCallback(bool on, bool needs_inputs) {
+  static std::optional<at::CallbackHandle> handle;  // changed under the GIL only
+  if (on && !handle) {
+    handle = at::addGlobalCallback(
+        at::RecordFunctionCallback(
+            [](const at::RecordFunction&) -> std::unique_ptr<at::ObserverContext> {
+              return nullptr;
+            },
+            [](const at::RecordFunction&, at::ObserverContext*) {})
+            .needsInputs(needs_inputs));
+  } else if (!on && handle) {
+    at::removeCallback(*handle);
+    handle.reset();
+  }
+}
+
 }  // namespace
 }  // namespace paddle_prof::torch_bridge
 
@@ -80,6 +100,8 @@ PYBIND11_MODULE(_torch_bridge, m) {
   m.def("install_cuda", &InstallCuda, py::call_guard<py::gil_scoped_release>());
   m.def("cuda_tracking", &CudaTracking);
   m.def("count_cuda", &CountCuda, py::call_guard<py::gil_scoped_release>());
+  m.def("_bench_empty_callback", &BenchEmptyCallback, py::arg("on"),
+        py::arg("needs_inputs") = false);
   // Whether this bridge can follow each GPU block (built against a CUDA torch >= 2.3).
   m.attr("WITH_CUDA") = py::bool_(PADDLE_PROF_CUDA_TRACKING != 0);
   // Whether it can read the CUDA allocator's counters (built against any CUDA torch).
