@@ -48,13 +48,13 @@ struct OpenCall {
 struct MemoryEvent {
   uint64_t tick;
   int place;
+  // Where the block was allocated: its thread's index (ThreadSnapshot::index) and tick
+  // (-1 and 0 when not in the window, or its free's origin record was lost). An
+  // allocation's own thread and tick.
+  int alloc_thread = -1;
   int64_t delta;     // + bytes allocated, - bytes freed
   const char* name;  // the event that owns the block (kNoEventName, kBeforeWindowName)
   const char* tag;
-  int thread = -1;  // the recording thread's index (ThreadSnapshot::index)
-  // Where the block was allocated: its thread's index and tick (-1 and 0 when not in the
-  // window, or its free's origin record was lost). An allocation's own thread and tick.
-  int alloc_thread = -1;
   uint64_t alloc_tick = 0;
 };
 

@@ -48,12 +48,11 @@ class RecordCursor {
           at_call_ = true;
           return true;
         case RecordKind::kAlloc:
-          event_ = {r.start, r.place(), r.bytes(), r.name, r.tag(), thread_.index, thread_.index,
-                    r.start};
+          event_ = {r.start, r.place(), thread_.index, r.bytes(), r.name, r.tag(), r.start};
           at_call_ = false;
           return true;
         case RecordKind::kFree:
-          event_ = {r.start, r.place(), -r.bytes(), r.name, r.tag(), thread_.index, -1, 0};
+          event_ = {r.start, r.place(), -1, -r.bytes(), r.name, r.tag(), 0};
           if (NextIs(RecordKind::kFreeOrigin)) {
             const EventRecord& origin = At(next_++);
             event_.alloc_thread = static_cast<int>(origin.end);

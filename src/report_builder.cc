@@ -257,7 +257,7 @@ std::vector<RowBytes> LiveHolders(const Collection& c, const std::string& place,
   }
   std::vector<RowBytes> holders;
   for (const auto& [key, bytes] : held) {
-    holders.push_back({std::get<0>(key), std::get<1>(key), bytes, std::get<2>(key), std::get<3>(key)});
+    holders.push_back({std::get<0>(key), std::get<1>(key), bytes, std::get<2>(key), std::get<3>(key), {}});
   }
   std::stable_sort(holders.begin(), holders.end(),
                    [](const RowBytes& a, const RowBytes& b) { return a.bytes > b.bytes; });

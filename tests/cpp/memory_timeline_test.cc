@@ -153,7 +153,7 @@ namespace {
 // An allocation (delta > 0) or free on `place`, owned by `name` and `tag`.
 MemoryEvent Event(uint64_t tick, int place, int64_t delta, const char* name,
                   const char* tag = nullptr) {
-  return {tick, place, delta, name, tag};
+  return {tick, place, -1, delta, name, tag};
 }
 
 // "name @tag bytes, ..." in the order RowsAtPeak returned them.

@@ -167,8 +167,8 @@ TEST(RecordCursorTest, KeptIsWhatTheWindowHolds) {
   call.end = 50;
   call.cut = true;  // begun before the last reset
   EXPECT_FALSE(Kept(c, call));
-  EXPECT_TRUE(Kept(c, MemoryEvent{100, 0, 1, nullptr, nullptr, 0, 0, 100}));
-  EXPECT_FALSE(Kept(c, MemoryEvent{101, 0, 1, nullptr, nullptr, 0, 0, 101}));
+  EXPECT_TRUE(Kept(c, MemoryEvent{100, 0, 0, 1, nullptr, nullptr, 100}));
+  EXPECT_FALSE(Kept(c, MemoryEvent{101, 0, 0, 1, nullptr, nullptr, 101}));
 }
 
 }  // namespace
