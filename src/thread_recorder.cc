@@ -192,7 +192,9 @@ void ThreadRecorder::SetOwner(uint64_t window, LiveBlock* block) {
   block->thread = index_;
   block->window = window;
   block->step = StepsInWindow();
-  block->tick = Clock::Now();
+  // Where it came from (its call path, at report time), with the timeline only: without
+  // it, tracking skips the clock read.
+  block->tick = MemoryTimelineOn() ? Clock::Now() : 0;
   block->native_stack = 0;
   if (g_native_stacks.load(std::memory_order_relaxed) && PlaceCountedPerThread(block->place)) {
     block->native_stack = CaptureNativeStack();
