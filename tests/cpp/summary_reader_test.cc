@@ -86,9 +86,18 @@ TEST(SummaryReaderTest, MergedAndChildFieldsReadBack) {
   report.merged_from.push_back({"/tmp/a.json.summary.json", report.process});
   report.cycle = 2;
   report.oom = OutOfMemory{"CPU", 1 << 20, "inner", {"outer", "inner"}, 4096};
+  // Where memory comes from: paths, sources, native frames.
+  const RowBytes holder{"conv", "[1, 2]", 2048, {"forward", "conv"}, "train.py:3 in f",
+                        {"at::native::conv (libtorch_cpu.so)", "libdnnl.so.2+0x10"}};
+  report.oom->holders = {holder};
+  report.places[0].at_peak.push_back(holder);
+  report.events[0].sources = {{"train.py:3 in f", 5}, {"eval.py:9 in g", 2}};
   const std::string json = report.ToJson();
   const Report read = ReportFromJson(json, "test");
   EXPECT_EQ(read.ToJson(), json);
+  EXPECT_EQ(read.oom->holders.at(0).native_stack.size(), 2u);
+  EXPECT_EQ(read.places[0].at_peak.back().source, "train.py:3 in f");
+  EXPECT_EQ(read.events[0].sources.at(1).calls, 2);
   ASSERT_TRUE(read.events[0].spread);
   EXPECT_EQ(read.events[0].spread->median_ms, 2.25);
   EXPECT_EQ(read.steps[0].slowest, 1);
