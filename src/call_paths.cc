@@ -10,58 +10,77 @@
 
 namespace paddle_prof::internal {
 
-CallPaths::Thread* CallPaths::ThreadAt(int index) {
-  if (const auto found = threads_.find(index); found != threads_.end()) return &found->second;
-  const Collection& c = c_;
-  for (const ThreadSnapshot& snapshot : c.threads) {
-    if (snapshot.index != index) continue;
-    Thread& t = threads_[index];
-    // Calls come children first: those at depth d + 1 waiting for their parent are the
-    // next call at depth d's children.
-    std::vector<std::vector<int32_t>> waiting(kMaxScopeDepth + 1);
-    auto adopt = [&t, &waiting](uint32_t depth, int32_t parent) {
-      if (depth + 1 >= waiting.size()) return;
-      for (const int32_t child : waiting[depth + 1]) {
-        // A parent lost to the buffer bound would hand its children to a later call.
-        const Call& p = t.calls[parent];
-        if (p.start <= t.calls[child].start && p.end >= t.calls[child].end) {
-          t.calls[child].parent = parent;
-        }
-      }
-      waiting[depth + 1].clear();
-    };
-    for (RecordCursor records(snapshot); records.Next();) {
-      if (!records.at_call()) continue;
-      const RecordedCall& call = records.call();
-      const uint32_t depth = std::min(call.depth, kMaxScopeDepth - 1);
-      const auto index = static_cast<int32_t>(t.calls.size());
-      t.calls.push_back({call.start, call.end, call.cut ? nullptr : call.name, -1, -1, -1,
-                         SourceOfStack(call.stack)});
-      adopt(depth, index);
-      waiting[depth].push_back(index);
-    }
-    // The collecting thread's open scopes are the outermost calls of what it recorded.
-    for (const OpenCall& open : c.open_calls) {
-      if (open.thread != snapshot.index) continue;
-      const auto index = static_cast<int32_t>(t.calls.size());
-      t.calls.push_back({open.start, UINT64_MAX, open.name, -1, -1, -1, SourceOfStack(open.stack)});
-      adopt(open.depth, index);
-      if (open.depth > 0 && index > 0 && t.calls[index - 1].end == UINT64_MAX) {
-        t.calls[index].parent = index - 1;
-      }
-    }
-    t.by_start.resize(t.calls.size());
-    for (size_t i = 0; i < t.calls.size(); ++i) t.by_start[i] = static_cast<int32_t>(i);
-    // Ends come in order, so of two calls starting on one tick the later-ending parent
-    // sorts first, its child after it.
-    std::stable_sort(t.by_start.begin(), t.by_start.end(), [&t](int32_t a, int32_t b) {
-      const Call& x = t.calls[a];
-      const Call& y = t.calls[b];
-      return x.start != y.start ? x.start < y.start : x.end > y.end;
-    });
-    return &t;
+CallPaths::Thread* CallPaths::ThreadAt(int index, uint64_t tick) {
+  auto found = threads_.find(index);
+  if (found == threads_.end()) {
+    const auto snapshot = std::find_if(c_.threads.begin(), c_.threads.end(),
+                                       [index](const ThreadSnapshot& t) { return t.index == index; });
+    if (snapshot == c_.threads.end()) return nullptr;
+    found = threads_.emplace(index, Thread{}).first;
+    Thread& t = found->second;
+    t.cursor = std::make_unique<RecordCursor>(*snapshot);
+    t.waiting.resize(kMaxScopeDepth + 1);
   }
-  return nullptr;
+  Thread& t = found->second;
+  if (t.read_all || tick < t.read_past) return &t;
+  ReadCalls(index, tick, &t);
+  return &t;
+}
+
+void CallPaths::ReadCalls(int index, uint64_t tick, Thread* thread) {
+  Thread& t = *thread;
+  // Calls come children first: those at depth d + 1 waiting for their parent are the
+  // next call at depth d's children.
+  auto adopt = [&t](uint32_t depth, int32_t parent) {
+    if (depth + 1 >= t.waiting.size()) return;
+    for (const int32_t child : t.waiting[depth + 1]) {
+      // A parent lost to the buffer bound would hand its children to a later call.
+      const Call& p = t.calls[parent];
+      if (p.start <= t.calls[child].start && p.end >= t.calls[child].end) {
+        t.calls[child].parent = parent;
+      }
+    }
+    t.waiting[depth + 1].clear();
+  };
+  // Read on to a top-level call begun after `tick`: every call begun by then, and its
+  // parents, are read (what follows begins later). At least twice as many calls each
+  // time, so that the sort below costs O(n log n) over all the reads.
+  const size_t enough = std::max<size_t>(2 * t.calls.size(), 1024);
+  bool more = true;
+  while ((more = t.cursor->Next())) {
+    if (!t.cursor->at_call()) continue;
+    const RecordedCall& call = t.cursor->call();
+    const uint32_t depth = std::min(call.depth, kMaxScopeDepth - 1);
+    const auto i = static_cast<int32_t>(t.calls.size());
+    t.calls.push_back({call.start, call.end, call.cut ? nullptr : call.name, -1, -1, -1,
+                       SourceOfStack(call.stack)});
+    adopt(depth, i);
+    t.waiting[depth].push_back(i);
+    if (depth == 0 && call.start > tick && t.calls.size() >= enough) {
+      t.read_past = call.start;
+      break;
+    }
+  }
+  if (!more) {
+    t.read_all = true;
+    // The collecting thread's open scopes are the outermost calls of what it recorded.
+    for (const OpenCall& open : c_.open_calls) {
+      if (open.thread != index) continue;
+      const auto i = static_cast<int32_t>(t.calls.size());
+      t.calls.push_back({open.start, UINT64_MAX, open.name, -1, -1, -1, SourceOfStack(open.stack)});
+      adopt(open.depth, i);
+      if (open.depth > 0 && i > 0 && t.calls[i - 1].end == UINT64_MAX) t.calls[i].parent = i - 1;
+    }
+  }
+  t.by_start.resize(t.calls.size());
+  for (size_t i = 0; i < t.calls.size(); ++i) t.by_start[i] = static_cast<int32_t>(i);
+  // Ends come in order, so of two calls starting on one tick the later-ending parent
+  // sorts first, its child after it.
+  std::stable_sort(t.by_start.begin(), t.by_start.end(), [&t](int32_t a, int32_t b) {
+    const Call& x = t.calls[a];
+    const Call& y = t.calls[b];
+    return x.start != y.start ? x.start < y.start : x.end > y.end;
+  });
 }
 
 int CallPaths::Child(int path, const char* name) {
@@ -91,7 +110,7 @@ CallPaths::Origin CallPaths::OriginOf(int thread, uint64_t tick, const char* own
     return origin;
   }
   const char* innermost = nullptr;
-  if (Thread* found = ThreadAt(thread)) {
+  if (Thread* found = ThreadAt(thread, tick)) {
     Thread& t = *found;
     // The last call begun by `tick`, then up its parents to the first still open then:
     // calls nest, so that is the innermost call around `tick`.

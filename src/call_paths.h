@@ -12,12 +12,14 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "collection.h"
+#include "record_cursor.h"
 
 namespace paddle_prof::internal {
 
@@ -57,9 +59,14 @@ class CallPaths {
     int32_t root;      // its top-level ancestor (or itself), once `path` is known
     const std::string* source;  // a top-level call's source frame, or null
   };
+  // A thread's calls, read from its records as far as the ticks asked for need.
   struct Thread {
+    std::unique_ptr<RecordCursor> cursor;
+    bool read_all = false;
+    uint64_t read_past = 0;  // every call begun before this tick is read
     std::vector<Call> calls;
     std::vector<int32_t> by_start;  // call indices, by start (deeper ones later on ties)
+    std::vector<std::vector<int32_t>> waiting;  // by depth: calls whose parent is unread
   };
   struct Step {
     int parent;
@@ -68,8 +75,10 @@ class CallPaths {
 
   int Child(int path, const char* name);
   int PathOfCall(Thread& thread, int32_t call);
-  // The thread's calls, read from its records the first time one of its blocks asks.
-  Thread* ThreadAt(int index);
+  // The thread's calls, with every call begun by `tick` among them; null for no such
+  // thread.
+  Thread* ThreadAt(int index, uint64_t tick);
+  void ReadCalls(int index, uint64_t tick, Thread* thread);
 
   const Collection& c_;
   std::unordered_map<int, Thread> threads_;

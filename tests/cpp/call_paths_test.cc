@@ -136,6 +136,30 @@ TEST_F(MemoryTest, PathsAreThoseOfTheAllocatingThread) {
   cpu_.Free(p);
 }
 
+TEST_F(MemoryTest, PathsOfBlocksFarApartInALongWindowAreFound) {
+  // The calls are read only as far as a lookup needs, a thousand and more at a time.
+  EnableProfiler(ProfilerState::kCPU);
+  void* early = nullptr;
+  void* late = nullptr;
+  for (int i = 0; i < 5000; ++i) {
+    RecordEvent step(i < 4000 ? "step" : "late");
+    RecordEvent op(i < 4000 ? "op" : "inner");
+    if (i == 1500) early = cpu_.Allocate(1000);
+    if (i == 4900) late = cpu_.Allocate(2000);
+    cpu_.Free(cpu_.Allocate(10));
+  }
+  const Report r = StopProfiler(EventSortingKey::kTotal);
+  const PlaceSummary& cpu = PlaceOf(r, "CPU");
+  EXPECT_EQ(cpu.peak_bytes, 3010);
+  ASSERT_EQ(cpu.at_peak.size(), 2u);
+  EXPECT_EQ(cpu.at_peak[0].path, (Path{"late", "inner"}));
+  EXPECT_EQ(cpu.at_peak[0].bytes, 2010);  // with the small block the peak's call holds
+  EXPECT_EQ(cpu.at_peak[1].path, (Path{"step", "op"}));
+  EXPECT_EQ(cpu.at_peak[1].bytes, 1000);
+  cpu_.Free(early);
+  cpu_.Free(late);
+}
+
 TEST(ShortPathTest, TheLastEventAfterTheInnermostOneOfAnotherNamespace) {
   using internal::ShortPath;
   EXPECT_EQ(ShortPath({}), "");
