@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import importlib.util
 import os
 import signal
@@ -20,8 +22,9 @@ SORTED_KEYS = (None,) + tuple(_core.SORTED_KEYS)
 
 
 def _source_exclusions() -> List[str]:
-    """The directories whose frames are never a call's source (record_stacks): the
-    profiler's and torch's, found without importing torch."""
+    """Where frames are never a call's source (record_stacks): the profiler's and torch's
+    directories (torch found without importing it), and contextlib, whose wrapper runs a
+    record_event used as a decorator."""
     directories = [os.path.dirname(os.path.abspath(__file__))]
     try:
         spec = importlib.util.find_spec("torch")
@@ -29,10 +32,13 @@ def _source_exclusions() -> List[str]:
         spec = None
     if spec is not None and spec.origin:
         directories.append(os.path.dirname(os.path.abspath(spec.origin)))
-    return [d + os.sep for d in directories]
+    return [d + os.sep for d in directories] + [contextlib.__file__]
 
 
 _core.set_source_exclusions(_source_exclusions())
+# No stack is taken once the interpreter exits: a thread taking the GIL then could be
+# stopped by the finalization inside a call.
+atexit.register(_core.stop_stack_capture_at_exit)
 
 
 def _checked(check: Callable[[str], None], value: Any, what: str, names: Sequence[str]) -> None:

@@ -4,6 +4,7 @@
 #include <frameobject.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -89,6 +90,9 @@ uint32_t Intern(const FrameKey* frames, int count) {
 
 // Under the GIL: the calling thread's innermost frames, as an interned stack.
 uint32_t CaptureHoldingGil(PyThreadState* thread) {
+#if PY_VERSION_HEX < 0x03090000
+  return 0;  // no public API to walk another frame's parents before Python 3.9
+#else
   FrameKey frames[CallStack::kMaxFrames];
   int count = 0;
   uint64_t hash = 1469598103934665603ull;
@@ -111,7 +115,11 @@ uint32_t CaptureHoldingGil(PyThreadState* thread) {
   Py_XDECREF(frame);
   if (count == 0) return 0;
   // Leaked with its thread: its code references may only be dropped under the GIL.
-  static thread_local Cache* cache = new Cache;
+  static thread_local Cache* cache = nullptr;
+  if (cache == nullptr) {
+    internal::NativeGuard profiler_memory;
+    cache = new Cache;
+  }
   const auto range = cache->entries.equal_range(hash);
   for (auto it = range.first; it != range.second; ++it) {
     const std::vector<FrameKey>& seen = it->second.frames;
@@ -119,17 +127,34 @@ uint32_t CaptureHoldingGil(PyThreadState* thread) {
       return it->second.id;
     }
   }
+  internal::NativeGuard profiler_memory;  // a stack never seen: the profiler's own memory
   if (cache->entries.size() >= Cache::kMaxEntries) cache->Clear();
   const uint32_t id = Intern(frames, count);
   for (int i = 0; i < count; ++i) Py_INCREF(frames[i].code);
   cache->entries.emplace(hash, Cache::Entry{std::vector<FrameKey>(frames, frames + count), id});
   return id;
+#endif
 }
+
+bool Finalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing();
+#else
+  return _Py_IsFinalizing();
+#endif
+}
+
+// Set as the interpreter starts to exit (atexit): from then on no thread takes the GIL
+// for a stack, so none can be caught by the interpreter's finalization inside a call.
+std::atomic<bool> g_exiting{false};
 
 uint32_t Capture() {
   // Frame objects the walk creates may run a finalizer that begins a call of its own.
   static thread_local bool capturing = false;
-  if (capturing || !Py_IsInitialized() || _Py_IsFinalizing()) return 0;
+  if (capturing || g_exiting.load(std::memory_order_relaxed) || !Py_IsInitialized() ||
+      Finalizing()) {
+    return 0;
+  }
   PyThreadState* thread = PyGILState_GetThisThreadState();
   if (thread == nullptr) return 0;  // a thread Python never ran on: no Python stack
   capturing = true;
@@ -157,6 +182,7 @@ void Define(py::module_& m) {
       },
       py::arg("on"), py::arg("every_window") = false);
   m.def("record_stacks_on", &internal::RecordingStacks);
+  m.def("stop_stack_capture_at_exit", [] { g_exiting.store(true, std::memory_order_relaxed); });
   // A window opened from FLAGS_paddle_prof_state before this module loaded.
   if (FLAGS_paddle_prof_record_stacks && IsProfilerEnabled()) internal::RecordStacks(true);
 }

@@ -4,8 +4,9 @@
 // do not offer, through this header alone. Nothing here is for users, so none of it is
 // public; it is re-exported from the internal headers that define it, and it is all that
 // the bindings may use of them:
-//  - NativeGuard (native_guard.h): the torch CPU allocator wrapper keeps c10's own
-//    allocation off the place "native", its blocks being charged to "CPU" already;
+//  - NativeGuard (native_guard.h): record_stacks' caches are the profiler's memory, and
+//    the torch CPU allocator wrapper keeps c10's own allocation off the place "native",
+//    its blocks being charged to "CPU" already;
 //  - CounterMemory (counter_memory.h): the CUDA allocator's statistics, charged as blocks
 //    where no per-block tracker attaches;
 //  - StopProfiler(ReportOptions), EnableImplicitProfiler, ImplicitProfilerRunning

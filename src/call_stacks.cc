@@ -46,6 +46,9 @@ bool RecordingStacks() {
   return s.recording;
 }
 
+void LockCallStacksForFork() { GetStacks().mu.lock(); }
+void UnlockCallStacksAfterFork() { GetStacks().mu.unlock(); }
+
 uint32_t InternCallStack(CallStack stack) {
   Stacks& s = GetStacks();
   std::lock_guard<std::mutex> lock(s.mu);

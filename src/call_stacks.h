@@ -37,6 +37,10 @@ void RegisterStackCapture(StackCapture capture);
 void RecordStacks(bool on);
 bool RecordingStacks();
 
+// The table's lock, held across fork() (profiler.cc) so that a child finds it free.
+void LockCallStacksForFork();
+void UnlockCallStacksAfterFork();
+
 // Interns `stack` (thread-safe; called for stacks never seen before): its id, >= 1.
 uint32_t InternCallStack(CallStack stack);
 // The stack of `id`; nullptr for 0 or an id never handed out. Valid for the process.

@@ -19,10 +19,15 @@ std::vector<MemoryEvent> GatherMemoryEvents(const Collection& c) {
   // keeps ties as they were, into memory reserved once (a growing vector's copies and
   // fresh pages cost more than the merge).
   std::vector<size_t> runs = {0};  // where each thread's events start, then the end
-  size_t records = 0;
-  for (const ThreadSnapshot& t : c.threads) records += t.size - std::min(t.first, t.size);
+  size_t count = 0;
+  for (const ThreadSnapshot& t : c.threads) {
+    for (size_t i = t.first; i < t.size; ++i) {
+      const RecordKind kind = (*t.buffer)[i].kind();
+      count += kind == RecordKind::kAlloc || kind == RecordKind::kFree;
+    }
+  }
   std::vector<MemoryEvent> events;
-  events.reserve(records);
+  events.reserve(count);
   const auto by_tick = [](const MemoryEvent& a, const MemoryEvent& b) { return a.tick < b.tick; };
   for (const ThreadSnapshot& t : c.threads) {
     for (RecordCursor cursor(t); cursor.Next();) {

@@ -9,6 +9,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <utility>
 
 #include "native_guard.h"
 #include "place_registry.h"
@@ -92,6 +93,9 @@ std::string BaseName(const char* path) {
 
 }  // namespace
 
+void LockNativeStacksForFork() { GetTable().mu.lock(); }
+void UnlockNativeStacksAfterFork() { GetTable().mu.unlock(); }
+
 bool CaptureNativeStacks(bool on) {
   if (on && g_native_place_index.load(std::memory_order_relaxed) >= 0) LoadUnwinder();
   const bool capturing = on && g_backtrace.load(std::memory_order_acquire) != nullptr;
@@ -113,25 +117,32 @@ uint32_t CaptureNativeStack() {
     uint64_t hash = 1469598103934665603ull;
     for (int i = 0; i < count; ++i) hash = (hash ^ reinterpret_cast<uintptr_t>(raw[i])) * 1099511628211ull;
     hash |= 1;  // never 0, an empty slot's
-    // Made and freed as the profiler's memory, never counted as the program's.
+    // Made and freed as the profiler's memory, never counted as the program's. Once the
+    // thread's destructors have freed it, later blocks of the thread intern directly.
     struct Holder {
       ThreadCache* cache = nullptr;
+      bool gone = false;
       ~Holder() {
         NativeGuard profiler_memory;
-        delete cache;
+        delete std::exchange(cache, nullptr);
+        gone = true;
       }
     };
     static thread_local Holder holder;
-    if (holder.cache == nullptr) {
+    if (holder.cache == nullptr && !holder.gone) {
       NativeGuard profiler_memory;
       holder.cache = new ThreadCache;
     }
-    ThreadCache::Slot& slot = holder.cache->slots[hash & (ThreadCache::kSlots - 1)];
-    if (slot.hash != hash) {
-      slot.id = Intern(reinterpret_cast<const uintptr_t*>(raw), count);
-      slot.hash = hash;
+    if (holder.cache == nullptr) {
+      id = Intern(reinterpret_cast<const uintptr_t*>(raw), count);
+    } else {
+      ThreadCache::Slot& slot = holder.cache->slots[hash & (ThreadCache::kSlots - 1)];
+      if (slot.hash != hash) {
+        slot.id = Intern(reinterpret_cast<const uintptr_t*>(raw), count);
+        slot.hash = hash;
+      }
+      id = slot.id;
     }
-    id = slot.id;
   }
   capturing = false;
   return id;

@@ -26,6 +26,11 @@ bool CaptureNativeStacks(bool on);
 // it could not be taken. No lock unless the stack was never seen on this thread.
 uint32_t CaptureNativeStack();
 
+// The table's lock, taken inside malloc hooks: held across fork() (profiler.cc) so that a
+// child finds it free.
+void LockNativeStacksForFork();
+void UnlockNativeStacksAfterFork();
+
 // Up to 16 frames of stack `id`, innermost first, the profiler's own left out:
 // "at::native::mkldnn_convolution (libtorch_cpu.so)", or "libdnnl.so.2+0x1c2f0" where
 // the object exports no symbol there. Empty for 0.

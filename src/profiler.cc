@@ -41,6 +41,7 @@
 #include "live_block_table.h"
 #include "memory_tracker.h"
 #include "native_guard.h"
+#include "native_stacks.h"
 #include "number_format.h"
 #include "place_registry.h"
 #include "process_identity.h"
@@ -687,9 +688,13 @@ void LockAllForFork() {
   internal::RecorderRegistry::Get().LockForFork();
   internal::LockPlaceRegistryForFork();
   internal::LiveBlocks::LockForFork();
+  internal::LockCallStacksForFork();
+  internal::LockNativeStacksForFork();
 }
 
 void UnlockAllAfterFork() {
+  internal::UnlockNativeStacksAfterFork();
+  internal::UnlockCallStacksAfterFork();
   internal::LiveBlocks::UnlockAfterFork();
   internal::UnlockPlaceRegistryAfterFork();
   internal::RecorderRegistry::Get().UnlockAfterFork();

@@ -215,18 +215,22 @@ EventRow MakeRow(const Collection& c, const RowKey& key, const Accumulator& acc)
 
 std::string Calls(int64_t n) { return std::to_string(n) + (n == 1 ? " call" : " calls"); }
 
-// Each at_peak entry's native frames: of its blocks allocated by the peak and still
-// live at the end, those of the stack that allocated most.
-void AddNativeStacks(const Collection& c, int place, uint64_t peak_tick, std::vector<RowBytes>* at_peak) {
-  std::map<std::pair<std::string, std::optional<std::string>>, std::map<uint32_t, int64_t>> stacks;
+// Each at_peak entry's native frames: of its blocks (same event, tag and path) allocated
+// by the peak and still live at the end, those of the stack that allocated most.
+void AddNativeStacks(const Collection& c, int place, uint64_t peak_tick, CallPaths* paths,
+                     std::vector<RowBytes>* at_peak) {
+  using Key = std::tuple<std::string, std::optional<std::string>, std::vector<std::string>>;
+  std::map<Key, std::map<uint32_t, int64_t>> stacks;
   for (const LiveBlock& b : c.live_blocks) {
     if (b.place != place || b.native_stack == 0 || b.tick > peak_tick) continue;
     const std::optional<std::string> tag =
         b.tag != nullptr ? std::optional<std::string>(NameBytes(b.tag)) : std::nullopt;
-    stacks[{NameBytes(b.name != nullptr ? b.name : kNoEventName), tag}][b.native_stack] += b.size;
+    const char* name = b.name != nullptr ? b.name : kNoEventName;
+    stacks[{NameBytes(name), tag, paths->Names(paths->PathOf(b.thread, b.tick, name))}]
+          [b.native_stack] += b.size;
   }
   for (RowBytes& r : *at_peak) {
-    const auto found = stacks.find({r.name, r.tag});
+    const auto found = stacks.find({r.name, r.tag, r.path});
     if (found == stacks.end()) continue;
     const auto most = std::max_element(found->second.begin(), found->second.end(),
                                        [](const auto& a, const auto& b) { return a.second < b.second; });
@@ -478,7 +482,7 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
     uint64_t peak_tick = 0;
     p.at_peak = RowsAtPeak(c.memory_events, static_cast<int>(place), p.start_bytes,
                            &replayed_peak, &paths, &peak_tick);
-    if (c.record_stacks) AddNativeStacks(c, static_cast<int>(place), peak_tick, &p.at_peak);
+    if (c.record_stacks) AddNativeStacks(c, static_cast<int>(place), peak_tick, &paths, &p.at_peak);
     // A place counted per thread has only sampled peaks; the timeline has every moment.
     if (place < c.sampled_places.size() && c.sampled_places[place]) {
       p.peak_bytes = std::max(p.peak_bytes, replayed_peak);

@@ -29,9 +29,9 @@ void MergeGpu(const EventRow& from, EventRow* into) {
   into->gpu_total_ms = into->gpu_total_ms.value_or(0) + *from.gpu_total_ms;
 }
 
-// Each input keeps its top sources only: the merged row's are the most calls among them.
+// Each input keeps its top sources only; the merged row keeps every frame they name until
+// FinishMergedRows() keeps the most calls among them.
 void MergeSources(const std::vector<SourceCalls>& from, std::vector<SourceCalls>* into) {
-  if (from.empty()) return;
   for (const SourceCalls& s : from) {
     const auto same = std::find_if(into->begin(), into->end(),
                                    [&s](const SourceCalls& i) { return i.frame == s.frame; });
@@ -41,9 +41,6 @@ void MergeSources(const std::vector<SourceCalls>& from, std::vector<SourceCalls>
       into->push_back(s);
     }
   }
-  std::stable_sort(into->begin(), into->end(),
-                   [](const SourceCalls& a, const SourceCalls& b) { return a.calls > b.calls; });
-  if (into->size() > EventRow::kMaxSources) into->resize(EventRow::kMaxSources);
 }
 
 }  // namespace
@@ -77,6 +74,9 @@ void FinishMergedRows(EventSortingKey key, std::vector<EventRow>* rows) {
                            : 0;
     }
     self_sum += row.self_ms;
+    std::stable_sort(row.sources.begin(), row.sources.end(),
+                     [](const SourceCalls& a, const SourceCalls& b) { return a.calls > b.calls; });
+    if (row.sources.size() > EventRow::kMaxSources) row.sources.resize(EventRow::kMaxSources);
   }
   for (EventRow& row : *rows) row.ratio = self_sum > 0 ? row.self_ms / self_sum : 0;
   SortRows(key, rows);

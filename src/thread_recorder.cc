@@ -273,24 +273,26 @@ void ThreadRecorder::ChargeFree(uint64_t window, const LiveBlock& block) {
   if (PlaceCountedPerThread(block.place)) {
     if (MemoryTimelineOn()) AddNative(block.place, name, tag, -block.size);
   } else {
-    AppendMemoryEvent(RecordKind::kFree, block.place, name, tag, block.size, 0);
-    // Where the block came from, for its call path; only while the timeline is kept.
-    if (this_window && MemoryTimelineOn() &&
-        !buffer_.Append(EventRecord::FreeOrigin(block.thread, block.tick))) {
-      Bump(counters_.dropped_memory);
+    // Where the block came from, for its call path: right after its free, or not at all
+    // (a record with no free before it would lend its origin to another).
+    if (AppendMemoryEvent(RecordKind::kFree, block.place, name, tag, block.size, 0) &&
+        this_window) {
+      buffer_.Append(EventRecord::FreeOrigin(block.thread, block.tick));
     }
   }
 }
 
-void ThreadRecorder::AppendMemoryEvent(RecordKind kind, int place, const char* name,
+bool ThreadRecorder::AppendMemoryEvent(RecordKind kind, int place, const char* name,
                                        const char* tag, int64_t bytes, uint64_t tick) {
-  if (!MemoryTimelineOn()) return;
+  if (!MemoryTimelineOn()) return false;
   // A free's tick is read here, only when the timeline is on; an allocation's came with
   // its block.
   if (tick == 0) tick = Clock::Now();
   if (!buffer_.Append(EventRecord::Memory(kind, place, name, tag, tick, bytes))) {
     Bump(counters_.dropped_memory);
+    return false;
   }
+  return true;
 }
 
 void ThreadRecorder::AddNative(int place, const char* name, const char* tag, int64_t delta) {

@@ -92,10 +92,6 @@ class ThreadRecorder {
   bool Begin(const void* owner, const char* name, const char* tag, uint64_t window,
              uint32_t* depth) {
     SyncWindow(window);
-    // Counted as begun before anything can drop it: what the window began and the report
-    // does not hold is left out, counted once (see BegunInWindow).
-    const uint64_t serial = next_serial_.load(std::memory_order_relaxed) + 1;
-    next_serial_.store(serial, std::memory_order_relaxed);
     uint32_t d = depth_.load(std::memory_order_relaxed);
     if (d > 0 && stack_[d - 1].owner.load(std::memory_order_relaxed) == kAbandoned) {
       d = PopAbandoned(d);
@@ -108,6 +104,11 @@ class ThreadRecorder {
         d = depth_.load(std::memory_order_relaxed);
       }
     }
+    // Counted as begun before anything can drop it: what the window began and the report
+    // does not hold is left out, counted once (see BegunInWindow). After the capture,
+    // whose code may begin scopes of its own: serials grow with depth.
+    const uint64_t serial = next_serial_.load(std::memory_order_relaxed) + 1;
+    next_serial_.store(serial, std::memory_order_relaxed);
     if (d == kMaxDepth) {
       Bump(counters_.dropped);
       return false;
@@ -216,7 +217,8 @@ class ThreadRecorder {
   void FoldMemory(const OpenScope& scope, uint32_t depth, bool emit);
   // The open scope (or -1: root) whose running bytes hold `block`; -2 for none.
   int LevelOf(const LiveBlock& block) const;
-  void AppendMemoryEvent(RecordKind kind, int place, const char* name, const char* tag,
+  // False when nothing was appended (the timeline is off, or the buffer bound hit).
+  bool AppendMemoryEvent(RecordKind kind, int place, const char* name, const char* tag,
                          int64_t bytes, uint64_t tick);  // tick 0: now
   // The native place's blocks (every malloc, under --native) come by the million: their
   // timeline is kept by intervals (kNativeEventsPerInterval events, or up to the next

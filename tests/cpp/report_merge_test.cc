@@ -77,6 +77,28 @@ std::vector<Report> TwoRanks() {
           Input(200, 1, {conv1, MakeRow("only_rank1", 1, 1, 1, 1, 1), none1})};
 }
 
+TEST(ReportMergeTest, SourcesAddUpOverEveryInputBeforeTheTopThreeAreKept) {
+  // D falls fourth after two inputs and first after the third: it is kept whole.
+  std::vector<Report> inputs;
+  const std::vector<std::vector<SourceCalls>> sources = {
+      {{"a.py:1 in f", 10}, {"b.py:1 in f", 9}, {"c.py:1 in f", 8}},
+      {{"a.py:1 in f", 1}, {"d.py:1 in f", 7}},
+      {{"d.py:1 in f", 7}}};
+  for (int i = 0; i < 3; ++i) {
+    EventRow row = MakeRow("op", 1, 1, 1, 1, 1);
+    row.sources = sources[i];
+    inputs.push_back(Input(100 + i, i, {row}));
+  }
+  const Report merged = MergeReports(inputs, EventSortingKey::kTotal);
+  const std::vector<SourceCalls>& top = Row(merged, "op").sources;
+  ASSERT_EQ(top.size(), 3u);
+  EXPECT_EQ(top[0].frame, "d.py:1 in f");
+  EXPECT_EQ(top[0].calls, 14);
+  EXPECT_EQ(top[1].frame, "a.py:1 in f");
+  EXPECT_EQ(top[1].calls, 11);
+  EXPECT_EQ(top[2].frame, "b.py:1 in f");
+}
+
 TEST(ReportMergeTest, RowsSumTheirFiguresAndKeepTheExtremes) {
   const Report merged = MergeReports(TwoRanks(), EventSortingKey::kTotal);
   ASSERT_EQ(merged.events.size(), 3u);

@@ -53,6 +53,20 @@ def test_record_event_rows_name_the_lines_their_top_level_calls_came_from(tmp_pa
                                       'calls_came_from'), 'calls': 1}]
 
 
+@paddle_prof.record_event('decorated')
+def decorated():
+    pass
+
+
+def test_a_decorated_function_names_the_line_that_called_it():
+    with paddle_prof.profiler('CPU', stream=io.StringIO(), record_stacks=True) as prof:
+        decorated()  # decorated-call
+    row = next(e for e in prof.report.events if e.name == 'decorated')
+    assert row.sources == [{'frame': frame('decorated-call', 'test_a_decorated_function_names_'
+                                                             'the_line_that_called_it'),
+                            'calls': 1}]
+
+
 def test_without_record_stacks_there_are_no_sources(tmp_path):
     path = str(tmp_path / 'trace.json')
     with paddle_prof.profiler('CPU', profile_path=path, stream=io.StringIO()) as prof:
