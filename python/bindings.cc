@@ -93,27 +93,6 @@ class EntryStack {
   size_t depth_ = 0;
 };
 
-// The thread's stack, on the heap: this module's thread-locals live in the static TLS
-// block, which is small (the module reads NativeGuard's initial-exec flag). The stack
-// is the profiler's memory, untracked (native_guard.h), freed when the thread exits.
-thread_local EntryStack* t_entries = nullptr;
-
-EntryStack& ThreadEntries() {
-  if (t_entries == nullptr) {
-    struct Owner {
-      ~Owner() {
-        internal::NativeGuard profiler_memory;
-        delete t_entries;
-        t_entries = nullptr;
-      }
-    };
-    thread_local Owner owner;
-    internal::NativeGuard profiler_memory;
-    t_entries = new EntryStack;
-  }
-  return *t_entries;
-}
-
 // The TypeError record_event's arguments get: "record_event name must be a str, got int".
 int ArgumentError(const char* what, PyObject* got) {
   PyObject* type_name = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(got)),
@@ -169,16 +148,18 @@ PyObject* RecordEventEnter(PyObject* self, PyObject* /*unused*/) {
     if (tag == nullptr) return nullptr;
   }
   const std::string_view name_view(name, static_cast<size_t>(name_size));
+  EntryStack* entries = internal::ThreadOwned<EntryStack>();
   EntryStack::Entry* entry = nullptr;
   try {  // no C++ exception may cross into Python's C frames
-    entry = &ThreadEntries().Push(self);
+    if (entries == nullptr) throw std::bad_alloc();
+    entry = &entries->Push(self);
     if (tag == nullptr) {
       entry->event.emplace(name_view);
     } else {
       entry->event.emplace(name_view, std::string(tag, static_cast<size_t>(tag_size)));
     }
   } catch (const std::bad_alloc&) {  // a new name could not be interned, say
-    if (entry != nullptr) t_entries->End(*entry);
+    if (entry != nullptr) entries->End(*entry);
     return PyErr_NoMemory();
   }
   Py_INCREF(self);
@@ -186,7 +167,7 @@ PyObject* RecordEventEnter(PyObject* self, PyObject* /*unused*/) {
 }
 
 PyObject* RecordEventExit(PyObject* self, PyObject* const* /*args*/, Py_ssize_t /*nargs*/) {
-  EntryStack* entries = t_entries;
+  EntryStack* entries = internal::ThreadOwned<EntryStack>(/*make=*/false);
   if (entries == nullptr) Py_RETURN_FALSE;  // this thread never entered one
   if (EntryStack::Entry* entry = entries->Find(self)) entries->End(*entry);
   Py_RETURN_FALSE;

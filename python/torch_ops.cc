@@ -61,27 +61,6 @@ class OpStack {
   int depth_ = 0;
 };
 
-// The thread's stack, on the heap: this module's thread-locals live in the static TLS
-// block, which is small (the module reads NativeGuard's initial-exec flag). The stack
-// is the profiler's memory, untracked (native_guard.h), freed when the thread exits.
-thread_local OpStack* t_ops = nullptr;
-
-OpStack& ThreadOps() {
-  if (t_ops == nullptr) {
-    struct Owner {
-      ~Owner() {
-        internal::NativeGuard profiler_memory;
-        delete t_ops;
-        t_ops = nullptr;
-      }
-    };
-    thread_local Owner owner;
-    internal::NativeGuard profiler_memory;
-    t_ops = new OpStack;
-  }
-  return *t_ops;
-}
-
 // `values`: sizes (c10::IntArrayRef) or a c10::List<int64_t>, neither copied.
 template <class Ints>
 void AppendInts(const Ints& values, std::string* out) {
@@ -132,7 +111,9 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
   if (!IsProfilerEnabled()) return nullptr;
   // What the GPU counters moved by before this op belongs to the scope around it.
   if (g_cuda_counting.load(std::memory_order_acquire)) ReadCudaCounters();
-  OpStack& ops = ThreadOps();
+  OpStack* stack = internal::ThreadOwned<OpStack>();
+  if (stack == nullptr) return nullptr;  // the thread is exiting
+  OpStack& ops = *stack;
   if (EndsWhereItBegins(fn.scope())) {
     if (std::optional<RecordEvent>* event = ops.Push(&fn)) {
       BeginEvent(fn, &ops, event);
@@ -145,7 +126,7 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
 }
 
 void OnOpEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
-  OpStack* ops = t_ops;
+  OpStack* ops = internal::ThreadOwned<OpStack>(/*make=*/false);
   const int depth = context != nullptr || ops == nullptr ? -1 : ops->Find(&fn);
   if (context == nullptr && depth < 0) return;  // begun while the profiler was off
   if (g_cuda_counting.load(std::memory_order_acquire)) ReadCudaCounters();  // the op's own

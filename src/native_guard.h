@@ -18,6 +18,31 @@ class NativeGuard {
   NativeGuard& operator=(const NativeGuard&) = delete;
 };
 
+// The calling thread's T, made on first use and deleted as the thread exits, both as the
+// profiler's memory (untracked). On the heap, where a thread_local T would take room in
+// the static TLS block, which is small in a library Python loads. Null once the thread's
+// destructors have deleted it (a later malloc hook may still run on the thread), and
+// with `make` false, until it is first made.
+template <typename T>
+T* ThreadOwned(bool make = true) {
+  struct Owner {
+    T* object = nullptr;
+    bool gone = false;
+    ~Owner() {
+      NativeGuard profiler_memory;
+      delete object;
+      object = nullptr;
+      gone = true;
+    }
+  };
+  static thread_local Owner owner;
+  if (make && owner.object == nullptr && !owner.gone) {
+    NativeGuard profiler_memory;
+    owner.object = new T;
+  }
+  return owner.object;
+}
+
 }  // namespace paddle_prof::internal
 
 #endif  // PADDLE_PROF_SRC_NATIVE_GUARD_H_

@@ -117,26 +117,11 @@ uint32_t CaptureNativeStack() {
     uint64_t hash = 1469598103934665603ull;
     for (int i = 0; i < count; ++i) hash = (hash ^ reinterpret_cast<uintptr_t>(raw[i])) * 1099511628211ull;
     hash |= 1;  // never 0, an empty slot's
-    // Made and freed as the profiler's memory, never counted as the program's. Once the
-    // thread's destructors have freed it, later blocks of the thread intern directly.
-    struct Holder {
-      ThreadCache* cache = nullptr;
-      bool gone = false;
-      ~Holder() {
-        NativeGuard profiler_memory;
-        delete std::exchange(cache, nullptr);
-        gone = true;
-      }
-    };
-    static thread_local Holder holder;
-    if (holder.cache == nullptr && !holder.gone) {
-      NativeGuard profiler_memory;
-      holder.cache = new ThreadCache;
-    }
-    if (holder.cache == nullptr) {
+    ThreadCache* cache = ThreadOwned<ThreadCache>();  // null as the thread exits
+    if (cache == nullptr) {
       id = Intern(reinterpret_cast<const uintptr_t*>(raw), count);
     } else {
-      ThreadCache::Slot& slot = holder.cache->slots[hash & (ThreadCache::kSlots - 1)];
+      ThreadCache::Slot& slot = cache->slots[hash & (ThreadCache::kSlots - 1)];
       if (slot.hash != hash) {
         slot.id = Intern(reinterpret_cast<const uintptr_t*>(raw), count);
         slot.hash = hash;
