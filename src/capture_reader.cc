@@ -297,7 +297,7 @@ std::unique_ptr<RecoveredCapture> ReadCapture(const std::string& dir) {
                        "the last step mark (or of the window's open).");
   if (c.gpu_traced)
     c.warnings.push_back("GPU work is not captured: the recovered report has none.");
-  c.memory_events = GatherMemoryEvents(c);
+  GatherMemoryEvents(c, &c.memory_events);
   c.gpu_correlation = CorrelateGpu(c);
   return recovered;
 }

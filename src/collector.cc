@@ -68,7 +68,7 @@ void CollectThreads(uint64_t window, uint64_t first_window,
   for (int place = 0; place < static_cast<int>(c->places.size()); ++place) {
     c->sampled_places.push_back(PlaceCountedPerThread(place));
   }
-  c->memory_events = GatherMemoryEvents(*c);  // sorted once, for report and trace
+  GatherMemoryEvents(*c, &c->memory_events);  // sorted once, for report and trace
   c->gpu_correlation = CorrelateGpu(*c);
 }
 

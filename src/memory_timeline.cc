@@ -14,7 +14,7 @@
 
 namespace paddle_prof::internal {
 
-std::vector<MemoryEvent> GatherMemoryEvents(const Collection& c) {
+void GatherMemoryEvents(const Collection& c, std::vector<MemoryEvent>* gathered) {
   // Each thread's events are in order already: merged run by run, as a stable merge
   // keeps ties as they were, into memory reserved once (a growing vector's copies and
   // fresh pages cost more than the merge).
@@ -26,7 +26,8 @@ std::vector<MemoryEvent> GatherMemoryEvents(const Collection& c) {
       count += kind == RecordKind::kAlloc || kind == RecordKind::kFree;
     }
   }
-  std::vector<MemoryEvent> events;
+  std::vector<MemoryEvent>& events = *gathered;
+  events.clear();
   events.reserve(count);
   const auto by_tick = [](const MemoryEvent& a, const MemoryEvent& b) { return a.tick < b.tick; };
   for (const ThreadSnapshot& t : c.threads) {
@@ -43,7 +44,6 @@ std::vector<MemoryEvent> GatherMemoryEvents(const Collection& c) {
                          events.begin() + end, by_tick);
     }
   }
-  return events;
 }
 
 std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int place,

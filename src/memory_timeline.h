@@ -17,7 +17,9 @@ namespace paddle_prof::internal {
 
 // All threads' kAlloc/kFree records inside the window, sorted by tick: what the
 // collector stores in Collection::memory_events, for the report and the trace alike.
-std::vector<MemoryEvent> GatherMemoryEvents(const Collection& collection);
+// Into `events`, whose memory is reused (a window's stop hands in the last one's: fresh
+// pages cost more than the gathering).
+void GatherMemoryEvents(const Collection& collection, std::vector<MemoryEvent>* events);
 
 // Replays `events` on `place` from `start_bytes` and returns, largest first, the rows
 // whose blocks were live at the first moment of the highest total (the blocks live at

@@ -65,6 +65,7 @@ using internal::g_window;
 
 struct Control {
   std::mutex mu;  // serialises enable, reset, disable and step marks
+  std::vector<internal::MemoryEvent> spare_memory_events;  // the last stop's, for the next
   uint64_t last_window = 0;
   uint64_t first_window = 0;  // of this EnableProfiler(): resets open later ones
   bool implicit = false;      // started from FLAGS_paddle_prof_state or by a launcher
@@ -557,6 +558,7 @@ Report StopLocked(Control& control, const internal::ReportOptions& given) {
   }
   c.steps = std::move(control.steps);
   c.failures_after_oom = control.failures_after_oom;
+  c.memory_events = std::move(control.spare_memory_events);
   CollectLocked(control, window, end_ns, &c);
   internal::RecordStacks(false);  // after the collection, which says whether it recorded them
   Report report = internal::BuildReport(c, options);
@@ -568,6 +570,12 @@ Report StopLocked(Control& control, const internal::ReportOptions& given) {
   if (!control.child_path.empty()) {
     internal::RemoveChildMarker(control.child_path, std::exchange(control.child_marker, -1));
     control.child_path.clear();
+  }
+  // Kept for the next stop, up to a bound: a window's memory events come back as pages
+  // already touched.
+  constexpr size_t kSpareBytes = size_t{64} << 20;
+  if (c.memory_events.capacity() * sizeof(internal::MemoryEvent) <= kSpareBytes) {
+    control.spare_memory_events = std::move(c.memory_events);
   }
   return report;
 }
