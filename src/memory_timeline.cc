@@ -31,8 +31,8 @@ void GatherMemoryEvents(const Collection& c, std::vector<MemoryEvent>* gathered)
   events.reserve(count);
   const auto by_tick = [](const MemoryEvent& a, const MemoryEvent& b) { return a.tick < b.tick; };
   for (const ThreadSnapshot& t : c.threads) {
-    for (RecordCursor cursor(t); cursor.Next();) {
-      if (!cursor.at_call() && Kept(c, cursor.memory_event())) events.push_back(cursor.memory_event());
+    for (RecordCursor cursor(t); cursor.NextMemoryEvent();) {
+      if (Kept(c, cursor.memory_event())) events.push_back(cursor.memory_event());
     }
     if (events.size() > runs.back()) runs.push_back(events.size());
   }

@@ -48,23 +48,27 @@ class RecordCursor {
           at_call_ = true;
           return true;
         case RecordKind::kAlloc:
-          event_ = {r.start, r.place(), thread_.index, r.bytes(), r.name, r.tag(), r.start};
-          at_call_ = false;
-          return true;
         case RecordKind::kFree:
-          event_ = {r.start, r.place(), -1, -r.bytes(), r.name, r.tag(), 0};
-          if (NextIs(RecordKind::kFreeOrigin)) {
-            const EventRecord& origin = At(next_++);
-            event_.alloc_thread = static_cast<int>(origin.end);
-            event_.alloc_tick = origin.start;
-          }
-          at_call_ = false;
+          ReadMemoryEvent(r);
           return true;
         case RecordKind::kScopeMemory:  // read with its call; a pair cut short is skipped
         case RecordKind::kGpuScope:
         case RecordKind::kFreeOrigin:  // read with its free
         case RecordKind::kStack:       // read with its call
           break;
+      }
+    }
+    return false;
+  }
+  // Advances to the next allocation or free, skipping calls without reading them: what
+  // the memory timeline gathers.
+  bool NextMemoryEvent() {
+    while (next_ < thread_.size) {
+      const size_t i = next_++;
+      const RecordKind kind = At(i).kind();
+      if (kind == RecordKind::kAlloc || kind == RecordKind::kFree) {
+        ReadMemoryEvent(At(i));
+        return true;
       }
     }
     return false;
@@ -80,6 +84,19 @@ class RecordCursor {
       if (i >= thread_.size || At(i).kind() != kind) return false;
     }
     return true;
+  }
+  void ReadMemoryEvent(const EventRecord& r) {
+    if (r.kind() == RecordKind::kAlloc) {
+      event_ = {r.start, r.place(), thread_.index, r.bytes(), r.name, r.tag(), r.start};
+    } else {
+      event_ = {r.start, r.place(), -1, -r.bytes(), r.name, r.tag(), 0};
+      if (NextIs(RecordKind::kFreeOrigin)) {
+        const EventRecord& origin = At(next_++);
+        event_.alloc_thread = static_cast<int>(origin.end);
+        event_.alloc_tick = origin.start;
+      }
+    }
+    at_call_ = false;
   }
   void ReadCall(size_t index, const EventRecord& r) {
     call_.index = index;
