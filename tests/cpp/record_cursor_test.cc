@@ -44,6 +44,41 @@ MemoryStats Stats(int64_t peak, int64_t alloc, int64_t allocs, int64_t freed, in
   return s;
 }
 
+TEST(RecordCursorTest, AFreeSaysWhereItsBlockCameFromAndATopLevelCallItsStack) {
+  Buffer b;
+  b.Add(EventRecord::Memory(RecordKind::kAlloc, 0, "op", nullptr, 5, 64));
+  b.Add(EventRecord::FreeOrigin(3, 1));  // stray: no free before it, read by nothing
+  b.Add(EventRecord::Call("op", nullptr, 0, false, 4, 9));
+  b.AddMemory(0, Stats(64, 64, 1, 0, 0));
+  b.Add(EventRecord::Stack(12));
+  b.Add(EventRecord::Memory(RecordKind::kFree, 0, "op", nullptr, 11, 64));
+  b.Add(EventRecord::FreeOrigin(7, 5));
+  b.Add(EventRecord::Memory(RecordKind::kFree, 0, "[before profiling]", nullptr, 13, 8));
+
+  const ThreadSnapshot t = b.Snapshot();
+  for (const bool calls_too : {true, false}) {
+    RecordCursor records(t);
+    const auto next = [&] { return calls_too ? records.Next() : records.NextMemoryEvent(); };
+    ASSERT_TRUE(next());
+    EXPECT_EQ(records.memory_event().alloc_tick, 5u);  // an allocation's own
+    if (calls_too) {
+      ASSERT_TRUE(next());
+      ASSERT_TRUE(records.at_call());
+      EXPECT_EQ(records.call().places, 1);
+      EXPECT_EQ(records.call().stack, 12u);
+    }
+    ASSERT_TRUE(next());
+    ASSERT_FALSE(records.at_call());
+    EXPECT_EQ(records.memory_event().delta, -64);
+    EXPECT_EQ(records.memory_event().alloc_thread, 7);
+    EXPECT_EQ(records.memory_event().alloc_tick, 5u);
+    ASSERT_TRUE(next());
+    EXPECT_EQ(records.memory_event().delta, -8);
+    EXPECT_EQ(records.memory_event().alloc_thread, -1);  // no origin record: unknown
+    EXPECT_FALSE(next());
+  }
+}
+
 TEST(RecordCursorTest, ACallComesWithItsMemoryFiguresAndItsGpuScope) {
   static const char kTag[] = "[2, 2]";
   Buffer b;
