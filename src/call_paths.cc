@@ -105,10 +105,7 @@ int CallPaths::PathOfCall(Thread& t, int32_t call) {
 
 CallPaths::Origin CallPaths::OriginOf(int thread, uint64_t tick, const char* owner) {
   Origin origin;
-  if (owner == nullptr || std::strcmp(owner, kNoEventName) == 0 ||
-      std::strcmp(owner, kBeforeWindowName) == 0) {
-    return origin;
-  }
+  if (NoEvent(owner)) return origin;
   const char* innermost = nullptr;
   if (Thread* found = ThreadAt(thread, tick)) {
     Thread& t = *found;
@@ -128,6 +125,11 @@ CallPaths::Origin CallPaths::OriginOf(int thread, uint64_t tick, const char* own
     origin.path = Child(origin.path, owner);
   }
   return origin;
+}
+
+bool CallPaths::NoEvent(const char* owner) {
+  return owner == nullptr || std::strcmp(owner, kNoEventName) == 0 ||
+         std::strcmp(owner, kBeforeWindowName) == 0;
 }
 
 const std::string* CallPaths::SourceOfStack(uint32_t stack) {

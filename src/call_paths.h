@@ -39,6 +39,9 @@ class CallPaths {
     const std::string* source = nullptr;
   };
   Origin OriginOf(int thread, uint64_t tick, const char* owner);
+  // Whether `owner` names no event (null, kNoEventName, kBeforeWindowName): its blocks'
+  // path is kEmpty wherever they came from.
+  static bool NoEvent(const char* owner);
   int PathOf(int thread, uint64_t tick, const char* owner) {
     return OriginOf(thread, tick, owner).path;
   }

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -16,19 +16,10 @@ namespace paddle_prof::internal {
 
 void GatherMemoryEvents(const Collection& c, std::vector<MemoryEvent>* gathered) {
   // Each thread's events are in order already: merged run by run, as a stable merge
-  // keeps ties as they were, into memory reserved once (a growing vector's copies and
-  // fresh pages cost more than the merge).
+  // keeps ties as they were, into the memory `gathered` already has.
   std::vector<size_t> runs = {0};  // where each thread's events start, then the end
-  size_t count = 0;
-  for (const ThreadSnapshot& t : c.threads) {
-    for (size_t i = t.first; i < t.size; ++i) {
-      const RecordKind kind = (*t.buffer)[i].kind();
-      count += kind == RecordKind::kAlloc || kind == RecordKind::kFree;
-    }
-  }
   std::vector<MemoryEvent>& events = *gathered;
   events.clear();
-  events.reserve(count);
   const auto by_tick = [](const MemoryEvent& a, const MemoryEvent& b) { return a.tick < b.tick; };
   for (const ThreadSnapshot& t : c.threads) {
     for (RecordCursor cursor(t); cursor.NextMemoryEvent();) {
@@ -72,18 +63,17 @@ std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int pla
   };
   std::map<std::pair<const char*, const char*>, std::map<std::pair<int, const std::string*>, int64_t>>
       by_pointer;
-  std::map<std::pair<const char*, const char*>, Held> unsplit;
+  std::set<std::pair<const char*, const char*>> unsplit;  // rows a free did not say of
   for (size_t i = 0; i < peak_end; ++i) {
     const MemoryEvent& e = events[i];
     if (e.place != place) continue;
     const char* name = e.name != nullptr ? e.name : kNoEventName;
-    const bool unnamed = std::strcmp(name, kNoEventName) == 0 || std::strcmp(name, kBeforeWindowName) == 0;
-    const bool known = e.delta > 0 || e.alloc_thread >= 0 || unnamed;
+    const bool known = e.delta > 0 || e.alloc_thread >= 0 || CallPaths::NoEvent(name);
     const CallPaths::Origin origin = paths != nullptr && known
                                          ? paths->OriginOf(e.alloc_thread, e.alloc_tick, name)
                                          : CallPaths::Origin();
     by_pointer[{name, e.tag}][{origin.path, origin.source}] += e.delta;
-    if (!known && paths != nullptr) unsplit[{name, e.tag}].split = false;
+    if (!known && paths != nullptr) unsplit.insert({name, e.tag});
   }
   // Keyed as the report keys rows: an empty tag is a tag, apart from none.
   std::map<std::tuple<std::string, bool, std::string>, Held> rows;
@@ -94,7 +84,7 @@ std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int pla
   row(kBeforeWindowName, nullptr).by_path[{}] = start_bytes;
   for (const auto& [key, split] : by_pointer) {
     Held& h = row(key.first, key.second);
-    if (const auto u = unsplit.find(key); u != unsplit.end()) h.split = false;
+    if (unsplit.count(key) != 0) h.split = false;
     for (const auto& [where, bytes] : split) {
       h.bytes += bytes;
       Where text{paths != nullptr ? paths->Names(where.first) : std::vector<std::string>(),
