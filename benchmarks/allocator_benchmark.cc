@@ -8,11 +8,15 @@
 // timeline (FLAGS_paddle_prof_memory_timeline=false: no at_peak, no trace counters).
 // BM_RecordAllocFree is a framework's own allocator reporting through RecordAlloc/
 // RecordFree, which also looks for the address among the live blocks first.
+// BM_TrackedAllocFreeCrossThread hands each block to the next benchmark thread, which
+// frees it: the frees of a data-loading or pin-memory thread's blocks.
 // BM_Counter* are the torch bridge's CUDA fallback, without the allocator's own read: two
 // counter reads with nothing moved (an op that touched no GPU memory), and two that see
 // a block come and go (an op's output, freed by the next op).
 #include <benchmark/benchmark.h>
 
+#include <array>
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -62,7 +66,7 @@ void BM_RawAllocFree(benchmark::State& state) {
     base->Free(p);
   }
 }
-BENCHMARK(BM_RawAllocFree)->Threads(1)->Threads(2);
+BENCHMARK(BM_RawAllocFree)->Threads(1)->Threads(2)->Threads(4);
 
 void BM_TrackedAllocFreeProfilerOff(benchmark::State& state) {
   paddle_prof::TrackingAllocator tracked(Base(), paddle_prof::CPUPlace());
@@ -72,7 +76,7 @@ void BM_TrackedAllocFreeProfilerOff(benchmark::State& state) {
     tracked.Free(p);
   }
 }
-BENCHMARK(BM_TrackedAllocFreeProfilerOff)->Threads(1)->Threads(2);
+BENCHMARK(BM_TrackedAllocFreeProfilerOff)->Threads(1)->Threads(2)->Threads(4);
 
 void RunTracked(benchmark::State& state) {
   paddle_prof::benchmarks::OpenWindowForRun();
@@ -86,14 +90,56 @@ void RunTracked(benchmark::State& state) {
 }
 
 void BM_TrackedAllocFree(benchmark::State& state) { RunTracked(state); }
-BENCHMARK(BM_TrackedAllocFree)->Threads(1)->Threads(2);
+BENCHMARK(BM_TrackedAllocFree)->Threads(1)->Threads(2)->Threads(4);
 
 void BM_TrackedAllocFreeNoTimeline(benchmark::State& state) {
   FLAGS_paddle_prof_memory_timeline = false;  // read when the window opens
   RunTracked(state);
   FLAGS_paddle_prof_memory_timeline = true;
 }
-BENCHMARK(BM_TrackedAllocFreeNoTimeline)->Threads(1)->Threads(2);
+BENCHMARK(BM_TrackedAllocFreeNoTimeline)->Threads(1)->Threads(2)->Threads(4);
+
+// A block each benchmark thread allocated, waiting for the next thread to free it: one
+// producer and one consumer per mailbox. A full mailbox's block is freed by its own
+// thread, and blocks left at a run's end are freed by the next run's consumer.
+struct alignas(64) Mailbox {
+  static constexpr size_t kSlots = 256;
+  std::atomic<size_t> head{0};  // the consumer's
+  alignas(64) std::atomic<size_t> tail{0};  // the producer's
+  alignas(64) std::array<void*, kSlots> slots{};
+
+  bool Push(void* p) {
+    const size_t t = tail.load(std::memory_order_relaxed);
+    if (t - head.load(std::memory_order_acquire) == kSlots) return false;
+    slots[t % kSlots] = p;
+    tail.store(t + 1, std::memory_order_release);
+    return true;
+  }
+  void* Pop() {
+    const size_t h = head.load(std::memory_order_relaxed);
+    if (h == tail.load(std::memory_order_acquire)) return nullptr;
+    void* p = slots[h % kSlots];
+    head.store(h + 1, std::memory_order_release);
+    return p;
+  }
+};
+std::array<Mailbox, 4> g_mailboxes;
+
+void BM_TrackedAllocFreeCrossThread(benchmark::State& state) {
+  paddle_prof::benchmarks::OpenWindowForRun();
+  paddle_prof::TrackingAllocator tracked(Base(), paddle_prof::CPUPlace());
+  paddle_prof::RecordEvent op("op");
+  const int self = state.thread_index();
+  Mailbox& out = g_mailboxes[self];
+  Mailbox& in = g_mailboxes[(self + state.threads() - 1) % state.threads()];
+  paddle_prof::benchmarks::TimeInSteadyWindow(state, kPairsPerWindow, "faults/pair", [&] {
+    void* p = tracked.Allocate(kBytes);
+    benchmark::DoNotOptimize(p);
+    if (!out.Push(p)) tracked.Free(p);
+    if (void* theirs = in.Pop()) tracked.Free(theirs);
+  });
+}
+BENCHMARK(BM_TrackedAllocFreeCrossThread)->Threads(1)->Threads(2)->Threads(4);
 
 void BM_RecordAllocFree(benchmark::State& state) {
   paddle_prof::benchmarks::OpenWindowForRun();
@@ -107,7 +153,7 @@ void BM_RecordAllocFree(benchmark::State& state) {
     base->Free(p);
   });
 }
-BENCHMARK(BM_RecordAllocFree)->Threads(1)->Threads(2);
+BENCHMARK(BM_RecordAllocFree)->Threads(1)->Threads(2)->Threads(4);
 
 void BM_CounterReadsNothingMoved(benchmark::State& state) {
   paddle_prof::internal::CounterMemory memory(paddle_prof::CUDAPlace(0));

@@ -142,6 +142,7 @@ struct Meta {
   ProfilerState state = ProfilerState::kCPU;
   uint64_t start_tick = 0;
   double ns_per_tick = 1.0;
+  bool memory_timeline = true;  // captures of before the line was written had it
   std::vector<PlaceSummary> places;
 };
 
@@ -180,6 +181,8 @@ Meta ReadMeta(const std::string& dir) {
       in >> meta.start_tick;
     } else if (key == "ns_per_tick") {
       in >> meta.ns_per_tick;
+    } else if (key == "timeline") {
+      in >> meta.memory_timeline;
     } else if (key == "place") {
       PlaceSummary p;
       in >> p.start_bytes >> p.peak_bytes >> p.end_bytes >> p.untracked_frees;
@@ -257,7 +260,7 @@ std::unique_ptr<RecoveredCapture> ReadCapture(const std::string& dir) {
   c.end_tick = meta.start_tick;
   c.ns_per_tick = meta.ns_per_tick;
   c.places = meta.places;
-  c.sampled_places.assign(c.places.size(), false);
+  c.memory_timeline = meta.memory_timeline;
   c.steps = ReadSteps(dir);
   for (const StepMark& step : c.steps) c.end_tick = std::max(c.end_tick, step.tick);
   NameResolver names(dir, &recovered->names);

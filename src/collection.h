@@ -84,9 +84,13 @@ struct Collection {
   std::vector<ThreadSnapshot> threads;
   std::vector<StepMark> steps;       // one per MarkStep(), in order
   std::vector<PlaceSummary> places;  // by place index; at_peak left to the report builder
-  // By place index: counted per thread (native), so its peak_bytes is sampled at window
-  // edges and step marks, and the memory timeline may hold a higher one.
-  std::vector<bool> sampled_places;
+  // FLAGS_paddle_prof_memory_timeline as the window opened: with it, the replay of the
+  // memory events finds each place's and step's peak; without it, the threads' shares
+  // did (place_shares.h).
+  bool memory_timeline = true;
+  // By place index: the most threads that moved its bytes between two of its samples;
+  // without the memory timeline, past 1 its peak_bytes are upper bounds.
+  std::vector<int> place_movers;
   std::vector<NoEventUsage> no_event;
   std::vector<LiveBlock> live_blocks;      // allocated in the window and still live
   std::vector<MemoryEvent> memory_events;  // the threads' allocations and frees, by time

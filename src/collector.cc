@@ -11,6 +11,7 @@
 #include "place_registry.h"
 #include "recorder_registry.h"
 #include "thread_recorder.h"
+#include "window_state.h"
 
 namespace paddle_prof::internal {
 
@@ -65,9 +66,8 @@ void CollectThreads(uint64_t window, uint64_t first_window,
   c->buffer_chunks = EventBuffer::ChunksInUse();
   c->buffer_bound_mb = EventBuffer::BoundMb();
   c->trace_counter_points = FLAGS_paddle_prof_trace_counter_points;
-  for (int place = 0; place < static_cast<int>(c->places.size()); ++place) {
-    c->sampled_places.push_back(PlaceCountedPerThread(place));
-  }
+  c->memory_timeline = MemoryTimelineOn();
+  c->place_movers = PlaceMovers();
   GatherMemoryEvents(*c, &c->memory_events);  // sorted once, for report and trace
   c->gpu_correlation = CorrelateGpu(*c);
 }

@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <mutex>
 #include <new>
 
@@ -77,10 +78,18 @@ LiveBlocks::ThreadTables* LiveBlocks::RegisterThisThread() {
   return t;
 }
 
-int64_t LiveBlocks::PerThreadLive() {
-  int64_t sum = 0;
+LiveBlocks::PlaceSum LiveBlocks::SumShares(int place, uint32_t sample) {
+  PlaceSum sum;
   for (ThreadTables* t = First(); t != nullptr; t = t->next.load(std::memory_order_acquire)) {
-    sum += t->per_thread_live.load(kRelaxed);
+    const PlaceShares& s = t->shares;
+    const int64_t live = s.live[place].load(kRelaxed);
+    sum.live += live;
+    if (s.sample[place].load(kRelaxed) == sample) {
+      sum.high += std::max(live, s.high[place].load(kRelaxed));
+      ++sum.moved;
+    } else {
+      sum.high += live;
+    }
   }
   return sum;
 }

@@ -18,6 +18,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "place_shares.h"
+
 namespace paddle_prof::internal {
 
 struct LiveBlock {
@@ -171,11 +173,16 @@ class LiveBlocks {
   static bool RemoveOwn(const void* ptr, LiveBlock* block);
   // Starts loading the slot `ptr` would take in this thread's table.
   static void Prefetch(const void* ptr);
-  // Live bytes of a place counted per thread (native: every malloc of the process, kept
-  // free of shared cache lines): the calling thread's share changes by `delta`, frees
-  // included, so the sum over threads is the place's live bytes.
-  static void AddPerThread(int64_t delta);
-  static int64_t PerThreadLive();
+  // The calling thread's share of each place's live bytes (place_shares.h).
+  static PlaceShares& OwnShares();
+  // What the shares of every thread, exited ones included, add up to on `place`.
+  struct PlaceSum {
+    int64_t live = 0;
+    // With each share that moved since sample `sample` at its high-water mark instead.
+    int64_t high = 0;
+    int moved = 0;  // threads whose share moved since
+  };
+  static PlaceSum SumShares(int place, uint32_t sample);
   // The registry's lock, held across fork(), so that the child finds it free.
   static void LockForFork();
   static void UnlockAfterFork();
@@ -212,12 +219,15 @@ class LiveBlocks {
 
 // The tables of one thread (or of threads that exited: a new thread adopts them, so
 // their blocks stay findable while memory stays bounded).
-struct LiveBlocks::ThreadTables {
+// Its own cache lines: other threads' allocations never write them.
+struct alignas(64) LiveBlocks::ThreadTables {
   std::atomic<BlockTable*> newest{nullptr};
   std::atomic<bool> retired{false};
   std::atomic<ThreadTables*> next{nullptr};  // the registry's list, append-only
-  std::atomic<int64_t> per_thread_live{0};   // see LiveBlocks::AddPerThread
+  PlaceShares shares;  // kept by a thread that adopts the tables: the sums stay whole
 };
+
+inline PlaceShares& LiveBlocks::OwnShares() { return Own()->shares; }
 
 inline BlockTable* LiveBlocks::OwnNewest() {
   ThreadTables* t = own_;
@@ -233,11 +243,6 @@ inline bool LiveBlocks::Insert(const void* ptr, const LiveBlock& block) {
 inline bool LiveBlocks::Remove(const void* ptr, LiveBlock* block) {
   BlockTable* table = OwnNewest();
   return (table != nullptr && table->Remove(ptr, block)) || RemoveSlow(ptr, block);
-}
-
-inline void LiveBlocks::AddPerThread(int64_t delta) {
-  std::atomic<int64_t>& live = Own()->per_thread_live;  // this thread's own counter
-  live.store(live.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
 }
 
 template <typename Fn>

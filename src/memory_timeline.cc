@@ -124,6 +124,22 @@ std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int pla
   return result;
 }
 
+std::vector<int64_t> ReplayedStepPeaks(const Collection& c, int place) {
+  std::vector<int64_t> peaks;
+  int64_t live = c.places[place].start_bytes;
+  auto e = c.memory_events.begin();
+  for (const StepMark& step : c.steps) {
+    int64_t high = live;
+    for (; e != c.memory_events.end() && e->tick <= step.tick; ++e) {
+      if (e->place != place) continue;
+      live += e->delta;
+      high = std::max(high, live);
+    }
+    peaks.push_back(high);
+  }
+  return peaks;
+}
+
 TimelinePoints PlaceTimeline(const Collection& c, int place, int64_t peak_bytes) {
   TimelinePoints points;
   // Whole microseconds, rounded down so that none is past wall_ms, the window's end

@@ -33,6 +33,10 @@ std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int pla
                                  int64_t start_bytes, int64_t* highest = nullptr,
                                  CallPaths* paths = nullptr, uint64_t* peak_tick = nullptr);
 
+// The highest live bytes the replay of `place` reaches within each step of `c.steps`:
+// from the mark before it (or the window's start) to its own.
+std::vector<int64_t> ReplayedStepPeaks(const Collection& c, int place);
+
 // A moment of a place's live bytes: the window's start (index 0), or right after the
 // place's index-th allocation or free of the window.
 struct LivePoint {

@@ -7,6 +7,7 @@
 #include "paddle_prof/profiler.h"
 #include "place_registry.h"
 #include "thread_recorder.h"
+#include "window_state.h"
 
 namespace paddle_prof {
 
@@ -18,15 +19,23 @@ std::atomic<int64_t> g_untracked_allocs{0};
 std::atomic<int64_t> g_oversized_allocs{0};
 std::atomic<int64_t> g_live_again{0};
 
+// The calling thread's share of `place` changes by `delta`. Inside a window without the
+// memory timeline, the share keeps its high-water mark too: the place's peak is then
+// found from the shares (place_shares.h); with the timeline, from its replay.
+inline void AddToShare(uint64_t window, int place, int64_t delta) {
+  PlaceShares& shares = LiveBlocks::OwnShares();
+  if (window != 0 && !MemoryTimelineOn()) {
+    shares.AddKeepingHigh(place, delta);
+  } else {
+    shares.Add(place, delta);
+  }
+}
+
 // `gone` bytes leave the place's live bytes, and the calling thread's open scopes count
 // the free of `freed`.
 inline void Released(const LiveBlock& freed, int64_t gone) {
-  if (PlaceCountedPerThread(freed.place)) {
-    LiveBlocks::AddPerThread(-gone);
-  } else {
-    PlaceCountersAt(freed.place).Sub(gone);
-  }
   const uint64_t window = g_window.load(std::memory_order_acquire);
+  AddToShare(window, freed.place, -gone);
   if (window == 0) return;
   if (ThreadRecorder* recorder = ThreadRecorder::Current()) recorder->ChargeFree(window, freed);
 }
@@ -56,11 +65,7 @@ bool TrackAlloc(int place, const void* ptr, size_t bytes) {
     g_untracked_allocs.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
-  if (PlaceCountedPerThread(place)) {
-    LiveBlocks::AddPerThread(block.size);
-  } else {
-    PlaceCountersAt(place).Add(block.size);
-  }
+  AddToShare(window, place, block.size);
   if (recorder != nullptr) recorder->ChargeAlloc(block);
   return true;
 }

@@ -31,6 +31,8 @@ struct PlaceWindowState {
   int64_t start_bytes = 0;
   int64_t peak_bytes = 0;  // over the window's closed steps
   int64_t start_untracked = 0;
+  int64_t step_start = 0;  // live bytes at the last sample
+  int movers = 0;          // the most threads that moved its bytes between two samples
 };
 
 struct Registry {
@@ -80,55 +82,81 @@ PlaceCounters& PlaceCountersAt(int index) { return Get().counters[index]; }
 int PlaceCount() { return Get().count.load(std::memory_order_acquire); }
 
 int64_t PlaceLiveBytes(int index) {
-  return PlaceCountedPerThread(index) ? LiveBlocks::PerThreadLive()
-                                      : Get().counters[index].live.load(std::memory_order_relaxed);
+  return LiveBlocks::SumShares(index, g_place_sample.load(std::memory_order_relaxed)).live;
 }
+
+namespace {
+
+LiveBlocks::PlaceSum SumSinceSample(int index) {
+  return LiveBlocks::SumShares(index, g_place_sample.load(std::memory_order_relaxed));
+}
+
+// The highest the place's bytes reached since its last sample, as far as the shares
+// tell (see place_shares.h).
+int64_t HighSinceSample(const PlaceWindowState& w, const LiveBlocks::PlaceSum& sum) {
+  return std::max({w.step_start, sum.live, sum.high});
+}
+
+// The shares' next moves belong to the next sample.
+void NextSample() { g_place_sample.fetch_add(1, std::memory_order_relaxed); }
+
+}  // namespace
 
 void OpenPlaceWindow() {
   Registry& r = Get();
   for (int i = 0; i < PlaceCount(); ++i) {
-    PlaceCounters& c = r.counters[i];
     const int64_t live = PlaceLiveBytes(i);
-    c.step_peak.store(live, std::memory_order_relaxed);
-    r.window[i] = {live, live, c.untracked_frees.load(std::memory_order_relaxed)};
+    r.window[i] = {live, live, r.counters[i].untracked_frees.load(std::memory_order_relaxed),
+                   live, 0};
   }
+  NextSample();
 }
 
 void ClosePlaceStep(std::map<std::string, int64_t>* peak_bytes,
                     std::map<std::string, int64_t>* end_bytes) {
   Registry& r = Get();
   for (int i = 0; i < PlaceCount(); ++i) {
-    PlaceCounters& c = r.counters[i];
-    const int64_t live = PlaceLiveBytes(i);
-    const int64_t step_peak = std::max(c.step_peak.exchange(live, std::memory_order_relaxed), live);
-    r.window[i].peak_bytes = std::max(r.window[i].peak_bytes, step_peak);
+    PlaceWindowState& w = r.window[i];
+    const LiveBlocks::PlaceSum sum = SumSinceSample(i);
+    const int64_t step_peak = HighSinceSample(w, sum);
+    w.peak_bytes = std::max(w.peak_bytes, step_peak);
+    w.step_start = sum.live;
+    w.movers = std::max(w.movers, sum.moved);
     (*peak_bytes)[r.names[i]] = step_peak;
-    (*end_bytes)[r.names[i]] = live;
+    (*end_bytes)[r.names[i]] = sum.live;
   }
+  NextSample();
 }
 
 std::vector<int64_t> PlaceStepPeaks() {
+  Registry& r = Get();
   std::vector<int64_t> peaks;
-  for (int i = 0; i < PlaceCount(); ++i) {
-    peaks.push_back(
-        std::max(Get().counters[i].step_peak.load(std::memory_order_relaxed), PlaceLiveBytes(i)));
-  }
+  for (int i = 0; i < PlaceCount(); ++i) peaks.push_back(HighSinceSample(r.window[i], SumSinceSample(i)));
   return peaks;
+}
+
+std::vector<int> PlaceMovers() {
+  Registry& r = Get();
+  std::vector<int> movers;
+  for (int i = 0; i < PlaceCount(); ++i) {
+    movers.push_back(std::max(r.window[i].movers, SumSinceSample(i).moved));
+  }
+  return movers;
 }
 
 std::vector<PlaceSummary> PlaceWindowFigures() {
   Registry& r = Get();
   std::vector<PlaceSummary> places;
   for (int i = 0; i < PlaceCount(); ++i) {
-    PlaceCounters& c = r.counters[i];
+    const PlaceWindowState& w = r.window[i];
+    const LiveBlocks::PlaceSum sum = SumSinceSample(i);
     PlaceSummary p;
     p.place = r.names[i];
-    p.start_bytes = r.window[i].start_bytes;
-    p.end_bytes = PlaceLiveBytes(i);
-    p.peak_bytes = std::max(
-        {r.window[i].peak_bytes, c.step_peak.load(std::memory_order_relaxed), p.end_bytes});
+    p.start_bytes = w.start_bytes;
+    p.end_bytes = sum.live;
+    p.peak_bytes = std::max(w.peak_bytes, HighSinceSample(w, sum));
     p.untracked_frees =
-        c.untracked_frees.load(std::memory_order_relaxed) - r.window[i].start_untracked;
+        r.counters[i].untracked_frees.load(std::memory_order_relaxed) - w.start_untracked;
     places.push_back(std::move(p));
   }
   return places;

@@ -160,8 +160,9 @@ bool WriteCaptureMeta(const Control& control, std::string* error) {
   std::string meta = "paddle_prof capture 1\nwindow " + std::to_string(capture.window) + "\npid " +
                      std::to_string(getpid()) + "\nstate " + ProfilerStateName(control.state) +
                      "\nstart_tick " + std::to_string(control.start_tick) + "\nns_per_tick " +
-                     rate + "\nunix_ns " + std::to_string(control.start_unix_ns) + "\nhost " +
-                     control.process.host + "\n";
+                     rate + "\nunix_ns " + std::to_string(control.start_unix_ns) + "\ntimeline " +
+                     (internal::MemoryTimelineOn() ? "1" : "0") + "\nhost " + control.process.host +
+                     "\n";
   if (control.process.rank) {
     meta += "rank " + std::to_string(*control.process.rank) + " " +
             std::to_string(control.process.world_size.value_or(0)) + "\n";

@@ -12,6 +12,7 @@
 #include "memory_growth.h"
 #include "memory_timeline.h"
 #include "name_interner.h"
+#include "paddle_prof/place.h"
 #include "native_stacks.h"
 #include "number_format.h"
 #include "record_cursor.h"
@@ -288,6 +289,28 @@ std::string OutOfMemoryWarning(const OutOfMemory& oom) {
   return text + ".";
 }
 
+// How a place's peak_bytes was found, where it is not the exact high-water mark.
+std::vector<std::string> PeakWarnings(const Collection& c) {
+  std::vector<std::string> w;
+  for (size_t i = 0; i < c.places.size(); ++i) {
+    const std::string& place = c.places[i].place;
+    const int movers = i < c.place_movers.size() ? c.place_movers[i] : 0;
+    if (!c.memory_timeline && movers > 1) {
+      w.push_back(place + ": peak_bytes is an upper bound, the threads' own high-water marks " +
+                  "added up: " + std::to_string(movers) +
+                  " threads allocated or freed on it between two step marks, and without the "
+                  "memory timeline (FLAGS_paddle_prof_memory_timeline=0) the moment of the "
+                  "peak is not known.");
+    } else if (c.memory_timeline && place == PlaceName(NativePlace())) {
+      w.push_back(place +
+                  ": peak_bytes is the highest of the live bytes at the window's edges, its "
+                  "step marks and the ends of the memory timeline's intervals; a higher moment "
+                  "inside an interval is not seen.");
+    }
+  }
+  return w;
+}
+
 void AddWarnings(const Collection& c, const LeftOut& left_out, CallPaths* paths, Report* report) {
   auto& w = report->warnings;
   w = c.warnings;
@@ -329,8 +352,11 @@ void AddWarnings(const Collection& c, const LeftOut& left_out, CallPaths* paths,
   if (c.dropped_memory > 0) {
     w.push_back(std::to_string(c.dropped_memory) +
                 " memory record(s) not recorded: the event buffer bound "
-                "(FLAGS_paddle_prof_max_buffer_mb) was reached; memory figures are incomplete.");
+                "(FLAGS_paddle_prof_max_buffer_mb) was reached; memory figures are incomplete, "
+                "and the places' peaks are their live bytes at the window's edges and step "
+                "marks.");
   }
+  for (std::string peak : PeakWarnings(c)) w.push_back(std::move(peak));
   if (c.lost_places > 0) {
     w.push_back(std::to_string(c.lost_places) +
                 " scope memory figure(s) lost: a scope touched more than " +
@@ -475,6 +501,11 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
   for (EventRow& row : report.events) row.ratio = self_sum > 0 ? row.self_ms / self_sum : 0;
   SortRows(report.sorted_by, &report.events);
 
+  // The places' and steps' peaks so far are the live bytes at the window's edges and step
+  // marks (and, without the timeline, the threads' own high-water marks): a whole replay
+  // has every moment between them.
+  const bool replayed = c.memory_timeline && c.dropped_memory == 0;
+  std::vector<std::vector<int64_t>> step_peaks(c.places.size());
   report.places = c.places;
   for (size_t place = 0; place < report.places.size(); ++place) {
     PlaceSummary& p = report.places[place];
@@ -483,9 +514,9 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
     p.at_peak = RowsAtPeak(c.memory_events, static_cast<int>(place), p.start_bytes,
                            &replayed_peak, &paths, &peak_tick);
     if (c.record_stacks) AddNativeStacks(c, static_cast<int>(place), peak_tick, &paths, &p.at_peak);
-    // A place counted per thread has only sampled peaks; the timeline has every moment.
-    if (place < c.sampled_places.size() && c.sampled_places[place]) {
+    if (replayed) {
       p.peak_bytes = std::max(p.peak_bytes, replayed_peak);
+      step_peaks[place] = ReplayedStepPeaks(c, static_cast<int>(place));
     }
     report.timeline[p.place] = PlaceTimeline(c, static_cast<int>(place), p.peak_bytes);
   }
@@ -503,6 +534,11 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
     step.step = static_cast<int>(c.steps_dropped + static_cast<int64_t>(i));
     step.wall_ms = c.TicksToMs(c.steps[i].tick - step_start);
     step.peak_bytes = c.steps[i].peak_bytes;
+    for (size_t place = 0; place < step_peaks.size(); ++place) {
+      if (i >= step_peaks[place].size()) continue;
+      int64_t& peak = step.peak_bytes[c.places[place].place];
+      peak = std::max(peak, step_peaks[place][i]);
+    }
     step.end_bytes = c.steps[i].end_bytes;
     step.process = c.steps[i].process;
     step_start = c.steps[i].tick;

@@ -196,7 +196,7 @@ void ThreadRecorder::SetOwner(uint64_t window, LiveBlock* block) {
   // it, tracking skips the clock read.
   block->tick = MemoryTimelineOn() ? Clock::Now() : 0;
   block->native_stack = 0;
-  if (g_native_stacks.load(std::memory_order_relaxed) && PlaceCountedPerThread(block->place)) {
+  if (g_native_stacks.load(std::memory_order_relaxed) && IsNativePlace(block->place)) {
     block->native_stack = CaptureNativeStack();
   }
   if (d == 0) {
@@ -221,7 +221,7 @@ void ThreadRecorder::ChargeAlloc(const LiveBlock& block) {
     Bump(counters_.lost_places);
   }
   // Native blocks are folded by interval; the others get a record each.
-  if (PlaceCountedPerThread(block.place)) {
+  if (IsNativePlace(block.place)) {
     if (MemoryTimelineOn()) AddNative(block.place, block.name, block.tag, block.size);
   } else {
     AppendMemoryEvent(RecordKind::kAlloc, block.place, block.name, block.tag, block.size,
@@ -270,7 +270,7 @@ void ThreadRecorder::ChargeFree(uint64_t window, const LiveBlock& block) {
   const bool this_window = SameWindow(block.window, window);
   const char* name = this_window ? block.name : kBeforeWindowName;
   const char* tag = this_window ? block.tag : nullptr;
-  if (PlaceCountedPerThread(block.place)) {
+  if (IsNativePlace(block.place)) {
     if (MemoryTimelineOn()) AddNative(block.place, name, tag, -block.size);
   } else {
     // Where the block came from, for its call path: right after its free, or not at all
