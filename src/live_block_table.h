@@ -33,6 +33,9 @@ struct LiveBlock {
   int step = 0;         // MarkStep() calls in that window before the allocation
   uint64_t tick = 0;    // when it was allocated (0: profiling was off): its call path
   uint32_t native_stack = 0;  // a native block's stack (native_stacks.h), 0 for none
+  // Which TrackingAllocator's base made it (TrackAlloc), kAnySource for RecordAlloc,
+  // the preload library and counters.
+  uint8_t source = 0;
   // Innermost open event at allocation, if any. Read only while `window` is open: an
   // interned name may be freed once it is over (name_interner.h).
   const char* name = nullptr;
@@ -125,7 +128,8 @@ class BlockTable {
       size.store(b.size, kRelaxed);
       place_thread_step.store(static_cast<uint64_t>(b.place & 0xff) |
                                   static_cast<uint64_t>(static_cast<uint16_t>(b.thread)) << 8 |
-                                  static_cast<uint64_t>(static_cast<uint32_t>(b.step)) << 24,
+                                  static_cast<uint64_t>(static_cast<uint32_t>(b.step)) << 24 |
+                                  static_cast<uint64_t>(b.source) << 56,
                               kRelaxed);
       serial.store(b.serial, kRelaxed);
       window_stack.store((b.window & 0xffffffffu) | static_cast<uint64_t>(b.native_stack) << 32,
@@ -142,6 +146,7 @@ class BlockTable {
       b->place = static_cast<int>(pts & 0xff);
       b->thread = static_cast<int16_t>((pts >> 8) & 0xffff);
       b->step = static_cast<int>(static_cast<uint32_t>(pts >> 24));
+      b->source = static_cast<uint8_t>(pts >> 56);
       b->serial = serial.load(kRelaxed);
       const uint64_t window_stack_bits = window_stack.load(kRelaxed);
       b->window = window_stack_bits & 0xffffffffu;

@@ -48,7 +48,7 @@ TrackerCounts TrackerCountsNow() {
           g_live_again.load(kRelaxed)};
 }
 
-bool TrackAlloc(int place, const void* ptr, size_t bytes) {
+bool TrackAlloc(int place, const void* ptr, size_t bytes, uint8_t source) {
   if (place < 0 || ptr == nullptr) return false;
   if (bytes > static_cast<size_t>(INT64_MAX)) {  // would read as a negative size
     g_oversized_allocs.fetch_add(1, std::memory_order_relaxed);
@@ -58,6 +58,7 @@ bool TrackAlloc(int place, const void* ptr, size_t bytes) {
   LiveBlock block;
   block.size = static_cast<int64_t>(bytes);
   block.place = place;
+  block.source = source;
   const uint64_t window = g_window.load(std::memory_order_acquire);
   ThreadRecorder* recorder = window != 0 ? ThreadRecorder::Current() : nullptr;
   if (recorder != nullptr) recorder->SetOwner(window, &block);
@@ -70,11 +71,18 @@ bool TrackAlloc(int place, const void* ptr, size_t bytes) {
   return true;
 }
 
-bool TrackFree(int place, const void* ptr) {
+bool TrackFree(int place, const void* ptr, uint8_t source) {
   if (ptr == nullptr) return false;
   LiveBlock block;
-  if (!LiveBlocks::Remove(ptr, &block)) {
+  const bool known = LiveBlocks::Remove(ptr, &block);
+  const bool foreign = known && source != kAnySource && block.source != source;
+  if (!known || foreign) {
     if (place >= 0) PlaceCountersAt(place).untracked_frees.fetch_add(1, std::memory_order_relaxed);
+    // Still live where it came from (a framework's own allocator, another base).
+    if (foreign && !LiveBlocks::Insert(ptr, block)) {
+      g_untracked_allocs.fetch_add(1, std::memory_order_relaxed);
+      Released(block, block.size);
+    }
     return false;
   }
   Released(block, block.size);

@@ -10,14 +10,21 @@
 
 namespace paddle_prof::internal {
 
+// Who made a block, so that a TrackingAllocator never hands its base a block another
+// allocator made: kAnySource for RecordAlloc, the preload library and counters, else
+// the TrackingAllocator base's id (1 to 254; kManySources for any past those).
+constexpr uint8_t kAnySource = 0;
+constexpr uint8_t kManySources = 255;
+
 // `place` is a PlaceIndex(); a negative one (too many places) is not tracked. True when
 // the block is tracked now: false for nullptr, a size above INT64_MAX (counted) and a
 // block the live-block table had no memory for (counted). The caller's allocator never
 // hands out a live pointer (RecordAlloc checks what a framework reports).
-bool TrackAlloc(int place, const void* ptr, size_t bytes);
+bool TrackAlloc(int place, const void* ptr, size_t bytes, uint8_t source = kAnySource);
 // True when `ptr` was a tracked block; false (and the place's untracked_frees counted)
-// for a pointer never tracked or already freed.
-bool TrackFree(int place, const void* ptr);
+// for a pointer never tracked or already freed, and for a block another source made
+// when `source` is not kAnySource (the block stays live).
+bool TrackFree(int place, const void* ptr, uint8_t source = kAnySource);
 // A tracked block gives back `bytes` and stays live with the rest, its owner kept: the
 // calling thread's open scopes count a free of `bytes`. For memory known only by its
 // total (see counter_memory.h), whose frees need not match earlier allocations.

@@ -17,6 +17,7 @@
 #define PADDLE_PROF_ALLOCATOR_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "paddle_prof/place.h"
@@ -41,13 +42,16 @@ class TrackingAllocator final : public Allocator {
   // writes the window's out-of-memory dump first.
   void* Allocate(size_t bytes) override;
   // nullptr is ignored. A pointer this allocator did not hand out, or already took back,
-  // is counted in the place's untracked_frees and never reaches the base allocator.
+  // is counted in the place's untracked_frees and never reaches the base allocator; a
+  // block another allocator made (RecordAlloc, a TrackingAllocator over another base)
+  // stays live too.
   void Free(void* ptr) override;
 
  private:
   std::shared_ptr<Allocator> base_;
   Place place_;
   int place_index_;
+  uint8_t source_;  // its base's id, which the blocks it makes carry
 };
 
 // Plain host memory in 64-byte aligned blocks (aligned_alloc / free).

@@ -333,6 +333,38 @@ TEST_F(MemoryTest, ADoubleFreeIsCountedAndNeverReachesTheBase) {
   EXPECT_EQ(PlaceOf(report, "CPU").untracked_frees, 2);
 }
 
+// A block a framework's own allocator reported, or another base made, is not the
+// allocator's to free: it is counted, stays live where it came from and never reaches
+// the base. Allocators over one base free each other's blocks.
+TEST_F(MemoryTest, ABlockAnotherAllocatorMadeNeverReachesTheBaseAndStaysLive) {
+  auto base = std::make_shared<CountingAllocator>();
+  auto other_base = std::make_shared<CountingAllocator>();
+  TrackingAllocator tracked(base, CPUPlace()), same_base(base, CPUPlace());
+  TrackingAllocator other(other_base, CPUPlace());
+  EnableProfiler(ProfilerState::kCPU);
+  static char framework_block[128];
+  {
+    RecordEvent e("framework");
+    RecordAlloc(CPUPlace(), framework_block, 128);
+  }
+  tracked.Free(framework_block);
+  void* theirs = other.Allocate(40);
+  tracked.Free(theirs);
+  void* ours = tracked.Allocate(24);
+  same_base.Free(ours);
+  const Report live = SnapshotProfiler();
+  EXPECT_EQ(PlaceOf(live, "CPU").untracked_frees, 2);
+  EXPECT_EQ(PlaceOf(live, "CPU").end_bytes - PlaceOf(live, "CPU").start_bytes, 128 + 40);
+  EXPECT_EQ(base->frees, 1);
+  EXPECT_EQ(other_base->frees, 0);
+  other.Free(theirs);
+  RecordFree(CPUPlace(), framework_block);
+  const Report report = StopProfiler();
+  EXPECT_EQ(other_base->frees, 1);
+  EXPECT_EQ(PlaceOf(report, "CPU").end_bytes, PlaceOf(report, "CPU").start_bytes);
+  EXPECT_EQ(Cpu(Row(report, "framework")).live_bytes, 0);
+}
+
 TEST_F(MemoryTest, RecordAllocOfALivePointerFreesTheOldBlockFirst) {
   EnableProfiler(ProfilerState::kCPU);
   {
