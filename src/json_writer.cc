@@ -98,6 +98,13 @@ void JsonWriter::Int(int64_t v) {
   out_->append(buf, result.ptr);
 }
 
+void JsonWriter::Unsigned(uint64_t v) {
+  BeforeValue();
+  char buf[24];
+  const auto result = std::to_chars(buf, buf + sizeof(buf), v);
+  out_->append(buf, result.ptr);
+}
+
 void JsonWriter::Null() {
   BeforeValue();
   out_->append("null");

@@ -29,10 +29,15 @@ class JsonWriter {
   void String(std::string_view s);
   void Double(double v);  // NaN and infinities become null
   void Int(int64_t v);
+  void Unsigned(uint64_t v);
   void Null();
   void IntField(std::string_view key, int64_t v) {
     Key(key);
     Int(v);
+  }
+  void UnsignedField(std::string_view key, uint64_t v) {
+    Key(key);
+    Unsigned(v);
   }
   void DoubleField(std::string_view key, double v) {
     Key(key);

@@ -34,12 +34,19 @@ std::string FormatBytes(int64_t bytes) {
   return FormatFixed(value, unit == 0 ? 0 : 2) + " " + kUnits[unit];
 }
 
-std::string FormatByteCount(int64_t bytes) {
-  std::string digits = std::to_string(bytes);
-  for (int i = static_cast<int>(digits.size()) - 3; i > (bytes < 0 ? 1 : 0); i -= 3) {
+namespace {
+
+std::string GroupedByteCount(std::string digits) {
+  const int sign = digits[0] == '-' ? 1 : 0;
+  for (int i = static_cast<int>(digits.size()) - 3; i > sign; i -= 3) {
     digits.insert(static_cast<size_t>(i), ",");
   }
   return digits + " bytes";
 }
+
+}  // namespace
+
+std::string FormatByteCount(int64_t bytes) { return GroupedByteCount(std::to_string(bytes)); }
+std::string FormatUnsignedByteCount(uint64_t bytes) { return GroupedByteCount(std::to_string(bytes)); }
 
 }  // namespace paddle_prof::internal

@@ -18,6 +18,7 @@ std::string FormatFixed(double value, int decimals);
 std::string FormatBytes(int64_t bytes);
 // Every byte, thousands separated: "3,136,000 bytes".
 std::string FormatByteCount(int64_t bytes);
+std::string FormatUnsignedByteCount(uint64_t bytes);  // a request no block can serve too
 
 }  // namespace paddle_prof::internal
 

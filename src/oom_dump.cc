@@ -30,7 +30,7 @@ void DumpOnOutOfMemory(const Place& place, size_t requested_bytes) {
   NativeGuard profiler_memory;
   OutOfMemory oom;
   oom.place = PlaceName(place);
-  oom.requested_bytes = static_cast<int64_t>(requested_bytes);
+  oom.requested_bytes = requested_bytes;
   if (ThreadRecorder* recorder = ThreadRecorder::Current()) {
     oom.path = recorder->OpenScopeNames(window);
   }

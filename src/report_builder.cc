@@ -274,7 +274,7 @@ std::vector<RowBytes> LiveHolders(const Collection& c, const std::string& place,
 // conv2d), ...": what holds most of the place's live bytes, largest first.
 std::string OutOfMemoryWarning(const OutOfMemory& oom) {
   std::string text = "out of memory on " + oom.place + " asking " +
-                     FormatByteCount(oom.requested_bytes) + " in " + oom.event;
+                     FormatUnsignedByteCount(oom.requested_bytes) + " in " + oom.event;
   if (!oom.path.empty()) text += " (" + JoinPath(oom.path) + ")";
   text += "; the place held " + FormatByteCount(oom.live_bytes);
   constexpr size_t kHolders = 3;

@@ -212,7 +212,7 @@ std::string Report::ToJson() const {
   if (oom) {
     w.BeginObject();
     w.StringField("place", oom->place);
-    w.IntField("requested_bytes", oom->requested_bytes);
+    w.UnsignedField("requested_bytes", oom->requested_bytes);
     w.StringField("event", oom->event);
     w.Key("path");
     w.BeginArray();

@@ -143,7 +143,7 @@ Report Read(const json& j) {
   r.cycle = Optional<int>(j, "cycle");
   if (const auto oom = j.find("oom"); oom != j.end() && !oom->is_null()) {
     r.oom = OutOfMemory{
-        oom->at("place").get<std::string>(), oom->at("requested_bytes").get<int64_t>(),
+        oom->at("place").get<std::string>(), oom->at("requested_bytes").get<uint64_t>(),
         oom->at("event").get<std::string>(), oom->at("path").get<std::vector<std::string>>(),
         oom->at("live_bytes").get<int64_t>(),
         oom->contains("holders") ? ReadHolders(oom->at("holders")) : std::vector<RowBytes>()};

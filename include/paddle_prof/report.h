@@ -141,7 +141,7 @@ struct StepSummary {
 // What an out-of-memory dump says of the allocation that failed.
 struct OutOfMemory {
   std::string place;
-  int64_t requested_bytes = 0;
+  uint64_t requested_bytes = 0;  // as asked: above INT64_MAX too
   std::string event;              // the innermost event open on the failing thread
   std::vector<std::string> path;  // the events open there, outermost first
   int64_t live_bytes = 0;         // what the place held as it failed

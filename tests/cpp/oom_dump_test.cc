@@ -131,6 +131,23 @@ TEST_F(OomDumpTest, AnExceptionOfTheBaseReachesTheCallerAfterTheDump) {
       << dump.at("warnings");
 }
 
+// A size no allocator can serve (SIZE_MAX, above INT64_MAX) is named as asked.
+TEST_F(OomDumpTest, ARequestAboveINT64MAXIsNamedAsAsked) {
+  TrackingAllocator cpu(CPUAllocator(), CPUPlace());
+  EnableProfiler(ProfilerState::kCPU);
+  {
+    RecordEvent empty("aten::empty");
+    EXPECT_EQ(cpu.Allocate(SIZE_MAX), nullptr);
+  }
+  const nlohmann::json dump = testing::ReadJson(path_ + ".summary.json");
+  EXPECT_EQ(dump.at("oom").at("requested_bytes").get<uint64_t>(), uint64_t{SIZE_MAX});
+  EXPECT_EQ(dump.at("warnings").at(0).get<std::string>().rfind(
+                "out of memory on CPU asking 18,446,744,073,709,551,615 bytes in aten::empty", 0),
+            0u)
+      << dump.at("warnings").at(0);
+  StopProfiler();
+}
+
 TEST_F(OomDumpTest, NoWindowNoDump) {
   TrackingAllocator cpu(std::make_shared<LimitedAllocator>(false), CPUPlace());
   EXPECT_EQ(cpu.Allocate(kHuge), nullptr);
