@@ -50,7 +50,7 @@ TrackerCounts TrackerCountsNow() {
 
 bool TrackAlloc(int place, const void* ptr, size_t bytes, uint8_t source) {
   if (place < 0 || ptr == nullptr) return false;
-  if (bytes > static_cast<size_t>(INT64_MAX)) {  // would read as a negative size
+  if (bytes > kLargestBlock) {
     g_oversized_allocs.fetch_add(1, std::memory_order_relaxed);
     return false;
   }

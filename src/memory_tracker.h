@@ -16,8 +16,13 @@ namespace paddle_prof::internal {
 constexpr uint8_t kAnySource = 0;
 constexpr uint8_t kManySources = 255;
 
+// No address space holds a larger block (x86-64 and AArch64 user space is at most 2^56
+// bytes with 5-level tables): a larger size is a caller's error. The bound keeps sums of
+// sizes, over the blocks of a place or the allocations of a row, far from overflowing.
+constexpr size_t kLargestBlock = size_t{1} << 56;
+
 // `place` is a PlaceIndex(); a negative one (too many places) is not tracked. True when
-// the block is tracked now: false for nullptr, a size above INT64_MAX (counted) and a
+// the block is tracked now: false for nullptr, a size above kLargestBlock (counted) and a
 // block the live-block table had no memory for (counted). The caller's allocator never
 // hands out a live pointer (RecordAlloc checks what a framework reports).
 bool TrackAlloc(int place, const void* ptr, size_t bytes, uint8_t source = kAnySource);
@@ -33,7 +38,7 @@ void TrackShrink(const void* ptr, int64_t bytes);
 // Since the process started, for the report's warnings.
 struct TrackerCounts {
   int64_t untracked = 0;   // blocks the live-block table had no memory for
-  int64_t oversized = 0;   // sizes above INT64_MAX, never tracked
+  int64_t oversized = 0;   // sizes above kLargestBlock, never tracked
   int64_t live_again = 0;  // RecordAlloc of a pointer still live: the old block freed first
 };
 TrackerCounts TrackerCountsNow();

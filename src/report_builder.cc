@@ -368,7 +368,8 @@ void AddWarnings(const Collection& c, const LeftOut& left_out, CallPaths* paths,
   }
   if (c.tracker.oversized > 0) {
     w.push_back(std::to_string(c.tracker.oversized) +
-                " allocation(s) of more than INT64_MAX bytes ignored: no block can be that large.");
+                " allocation(s) of more than 64 PiB (2^56 bytes) ignored: no address space holds "
+                "a block that large.");
   }
   if (c.tracker.live_again > 0) {
     w.push_back(std::to_string(c.tracker.live_again) +

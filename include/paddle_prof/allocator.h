@@ -37,7 +37,7 @@ class TrackingAllocator final : public Allocator {
  public:
   TrackingAllocator(std::shared_ptr<Allocator> base, Place place);
   // nullptr when the base returns nullptr; std::bad_alloc when the block cannot be
-  // tracked (a size above INT64_MAX, no memory for the live-block table). A base that
+  // tracked (a size above 2^56 bytes, no memory for the live-block table). A base that
   // fails (nullptr, or an exception, which goes on to the caller) while profiling is on
   // writes the window's out-of-memory dump first.
   void* Allocate(size_t bytes) override;
@@ -67,7 +67,7 @@ std::shared_ptr<Allocator> CUDAAllocator(int device);
 // RecordFree of a pointer never recorded is counted in the place's untracked_frees.
 // RecordAlloc of a pointer that the calling thread recorded and is still live frees the
 // old block first (its allocator reused the address without a RecordFree), counted in a
-// report warning; a size above INT64_MAX is ignored, also counted.
+// report warning; a size above 2^56 bytes (64 PiB) is ignored, also counted.
 void RecordAlloc(Place place, const void* ptr, size_t bytes);
 void RecordFree(Place place, const void* ptr);
 

@@ -302,12 +302,24 @@ TEST_F(MemoryTest, SizesThatCannotBeServedFailAndCountNothing) {
     }
     RecordAlloc(CPUPlace(), Address(1), size_t{INT64_MAX} + 1);
     RecordAlloc(CPUPlace(), Address(2), SIZE_MAX);
+    // Each below INT64_MAX, their sum above it.
+    RecordAlloc(CPUPlace(), Address(3), size_t{INT64_MAX} / 2 + 1);
+    RecordAlloc(CPUPlace(), Address(4), size_t{INT64_MAX} / 2 + 1);
+    RecordAlloc(CPUPlace(), Address(5), (size_t{1} << 56) + 1);
+  }
+  {
+    RecordEvent e("largest");
+    RecordAlloc(CPUPlace(), Address(6), size_t{1} << 56);  // served by no machine, yet valid
+    RecordFree(CPUPlace(), Address(6));
   }
   const Report report = StopProfiler();
   EXPECT_EQ(Cpu(Row(report, "huge")).alloc_count, 0);
   EXPECT_EQ(Cpu(Row(report, "huge")).alloc_bytes, 0);
+  EXPECT_EQ(Cpu(Row(report, "largest")).peak_bytes, int64_t{1} << 56);
   EXPECT_EQ(PlaceOf(report, "CPU").end_bytes, PlaceOf(report, "CPU").start_bytes);
-  EXPECT_TRUE(HasWarning(report, "2 allocation(s) of more than INT64_MAX bytes ignored"))
+  EXPECT_EQ(PlaceOf(report, "CPU").peak_bytes - PlaceOf(report, "CPU").start_bytes,
+            int64_t{1} << 56);
+  EXPECT_TRUE(HasWarning(report, "5 allocation(s) of more than 64 PiB (2^56 bytes) ignored"))
       << report.Table();
 }
 
@@ -315,8 +327,9 @@ TEST_F(MemoryTest, ABlockTheTrackerCannotTrackGoesBackToItsBase) {
   auto base = std::make_shared<CountingAllocator>();
   TrackingAllocator tracked(base, CPUPlace());
   EXPECT_THROW(tracked.Allocate(size_t{INT64_MAX} + 1), std::bad_alloc);
-  EXPECT_EQ(base->allocs, 1);
-  EXPECT_EQ(base->frees, 1);
+  EXPECT_THROW(tracked.Allocate(size_t{INT64_MAX}), std::bad_alloc);  // two would overflow
+  EXPECT_EQ(base->allocs, 2);
+  EXPECT_EQ(base->frees, 2);
 }
 
 TEST_F(MemoryTest, ADoubleFreeIsCountedAndNeverReachesTheBase) {
