@@ -208,6 +208,12 @@ py::array Empty(const std::vector<py::ssize_t>& shape, const py::dtype& dtype,
   if (place != "CPU") {
     throw std::invalid_argument("empty(): place must be 'CPU' (got '" + place + "')");
   }
+  // A raw buffer holds no valid object pointers: numpy would read garbage as objects.
+  if (dtype.attr("hasobject").cast<bool>()) {
+    throw py::type_error("empty(): dtype " + py::str(py::handle(dtype)).cast<std::string>() +
+                         " holds Python objects, which a raw buffer cannot hold safely; use "
+                         "numpy.empty for object arrays");
+  }
   size_t bytes = static_cast<size_t>(dtype.itemsize());
   for (const py::ssize_t extent : shape) {
     if (extent < 0) throw std::invalid_argument("empty(): negative dimension in shape");

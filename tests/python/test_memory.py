@@ -1,11 +1,13 @@
 """paddle_prof.empty: numpy arrays on the tracking allocator, measured exactly."""
 
 import io
+import re
 
 import numpy as np
 import pytest
 
 import paddle_prof
+from paddle_prof import _core
 
 
 def cpu(report, name):
@@ -68,8 +70,11 @@ def test_empty_checks_its_arguments():
 @pytest.mark.parametrize('dtype', [object, [('a', 'O'), ('b', 'f4')], np.dtype(('O', (2,)))])
 def test_empty_refuses_dtypes_that_hold_python_objects(dtype):
     # A raw buffer holds no valid object pointers: numpy would read garbage as objects.
-    with pytest.raises(TypeError, match='holds Python objects'):
+    message = f'^empty\\(\\): dtype {re.escape(str(np.dtype(dtype)))} holds Python objects'
+    with pytest.raises(TypeError, match=message):
         paddle_prof.empty((4,), dtype=dtype)
+    with pytest.raises(TypeError, match=message):  # the extension's own entry too
+        _core.empty([4], np.dtype(dtype), 'CPU')
 
 
 @pytest.mark.parametrize('shape', ['12', (2.9, 1), True, (True, 2), 3.0, (1, '2')])
