@@ -6,6 +6,7 @@ import os
 from typing import Any, Iterable, Union
 
 from paddle_prof import _core
+from paddle_prof.paths import refuse_nul
 from paddle_prof.profiler import _check_sorted_key
 from paddle_prof.report import Report
 
@@ -21,6 +22,7 @@ def summary_path(path: PathLike) -> str:
         raise TypeError(f"a summary path must be a str or an os.PathLike; "
                         f"got {type(path).__name__} {path!r}")
     path = os.fsdecode(os.fspath(path))
+    refuse_nul(path, "summary path")
     if not path.endswith(SUMMARY_SUFFIX) and os.path.isfile(path + SUMMARY_SUFFIX):
         return path + SUMMARY_SUFFIX
     return path

@@ -10,11 +10,12 @@ import signal
 import sys
 import threading
 import warnings
-from typing import Any, Callable, List, Optional, Sequence, TextIO, Union
+from typing import Any, Callable, List, Optional, Sequence, TextIO
 
 from paddle_prof import _core
 from paddle_prof import distributed as _distributed
 from paddle_prof import schedule as _schedule
+from paddle_prof.paths import PathArg, check_path
 from paddle_prof.report import ROW_LIMIT, Report, _row_limit
 
 STATES = tuple(_core.STATES)
@@ -67,19 +68,9 @@ def _check_sorted_key(sorted_key: Optional[str]) -> str:
     return sorted_key
 
 
-PathArg = Union[str, "os.PathLike[str]", None]
-
-
 def _check_path(path: PathArg, name: str = "profile_path") -> str:
-    """The path as a str ('' for None); TypeError for anything but a str or os.PathLike."""
-    if path is None:
-        return ""
-    if isinstance(path, os.PathLike):
-        path = os.fspath(path)
-    if not isinstance(path, str):
-        raise TypeError(f"{name} must be a str or an os.PathLike giving a str; "
-                        f"got {type(path).__name__} {path!r}")
-    return path
+    """The path as a str ('' for None); see paths.check_path."""
+    return "" if path is None else check_path(path, name)
 
 
 class _DeferredInterrupt:

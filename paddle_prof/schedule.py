@@ -6,6 +6,8 @@ import os
 import socket
 from typing import Optional
 
+from paddle_prof.paths import check_path
+
 # What a step is to a schedule.
 SKIP = "skip"        # before the first cycle (skip_first), or after the last
 WAIT = "wait"        # nothing is recorded
@@ -82,8 +84,9 @@ class save_to:  # noqa: N801 (the API's name, as torch's tensorboard_trace_handl
     ``<directory>/<name or host.pid>.cycle<N>.json`` (and ``.summary.json``, ``.html``)."""
 
     def __init__(self, directory: str, name: Optional[str] = None) -> None:
-        self.directory = os.fspath(directory)
-        self.name = name if name is not None else f"{socket.gethostname()}.{os.getpid()}"
+        self.directory = check_path(directory, "save_to directory")
+        self.name = (check_path(name, "save_to name") if name is not None
+                     else f"{socket.gethostname()}.{os.getpid()}")
 
     def profile_path(self, cycle: int) -> str:
         os.makedirs(self.directory, exist_ok=True)

@@ -380,6 +380,30 @@ def test_ctrl_c_while_the_report_is_built_keeps_it(monkeypatch):
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
+def test_a_path_holding_a_nul_byte_is_refused_before_the_window_stops(tmp_path):
+    # The system reads a path only up to its NUL: the files would go elsewhere, over
+    # one another.
+    nul = str(tmp_path / 'p\0evil.json')
+    for call in (lambda: paddle_prof.profiler('CPU', profile_path=nul),
+                 lambda: paddle_prof.profiler('CPU', oom_path=nul),
+                 lambda: paddle_prof.profiler('CPU', capture_dir=nul),
+                 lambda: paddle_prof.recover(nul),
+                 lambda: paddle_prof.recover(tmp_path, profile_path=nul),
+                 lambda: paddle_prof.load(nul)):
+        with pytest.raises(ValueError, match=': embedded null byte$'):
+            call()
+    paddle_prof.start_profiler('CPU')
+    with paddle_prof.record_event('op'):
+        pass
+    with pytest.raises(ValueError, match='^profile_path: embedded null byte$'):
+        paddle_prof.snapshot(profile_path=nul)
+    with pytest.raises(ValueError, match='^profile_path: embedded null byte$'):
+        paddle_prof.stop_profiler(profile_path=nul)
+    report = paddle_prof.stop_profiler(stream=io.StringIO())  # the window was still open
+    assert rows(report)[('op', None)].calls == 1
+    assert os.listdir(tmp_path) == []
+
+
 def test_names_with_nul_bytes_keep_their_own_rows(tmp_path):
     path = tmp_path / 'profile.json'
     stream = io.StringIO()

@@ -106,6 +106,21 @@ def test_cycle_paths_and_save_to(tmp_path):
     assert summary == prof.reports[1].to_dict()
 
 
+def test_save_to_checks_its_paths_when_made(tmp_path):
+    runs = tmp_path / 'runs'
+    with pytest.raises(TypeError, match="^save_to directory must be a str or an os.PathLike "
+                                        "giving a str; got bytes b'"):
+        paddle_prof.save_to(os.fsencode(runs))
+    with pytest.raises(TypeError, match='^save_to name must be a str or an os.PathLike '
+                                        'giving a str; got int 3$'):
+        paddle_prof.save_to(runs, name=3)
+    with pytest.raises(ValueError, match='^save_to directory: embedded null byte$'):
+        paddle_prof.save_to(str(runs) + '\0')
+    with pytest.raises(ValueError, match='^save_to name: embedded null byte$'):
+        paddle_prof.save_to(runs, name='job\0')
+    assert os.listdir(tmp_path) == []
+
+
 def test_wrong_schedules_are_refused():
     for bad in ({'active': 0}, {'wait': -1}, {'repeat': 1.5}, {'warmup': True}):
         with pytest.raises(ValueError, match=r'schedule\(\): '):
