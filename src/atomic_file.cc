@@ -1,5 +1,6 @@
 #include "atomic_file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,11 +29,36 @@ std::string LinkTarget(std::string path) {
   return path;
 }
 
+// A device or FIFO opened for writing, or null. O_NONBLOCK: a FIFO with no reader
+// fails (ENXIO) rather than waiting for one; the writes then block as usual.
+FILE* OpenSpecialFile(const std::string& path) {
+  const int fd = open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  FILE* file = nullptr;
+  if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == 0) file = fdopen(fd, "w");
+  if (file == nullptr) {
+    const int error = errno;
+    close(fd);
+    errno = error;
+  }
+  return file;
+}
+
 }  // namespace
 
-AtomicFile::AtomicFile(std::string path) : path_(LinkTarget(std::move(path))) {
-  if (!IsSpecialFile(path_)) temp_ = path_ + ".tmp" + std::to_string(getpid());
-  file_ = std::fopen((temp_.empty() ? path_ : temp_).c_str(), "w");
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+  // The system reads a path up to its first NUL: it would write another file.
+  if (path_.find('\0') != std::string::npos) {
+    error_ = kNulInPath;
+    return;
+  }
+  path_ = LinkTarget(std::move(path_));
+  if (IsSpecialFile(path_)) {
+    file_ = OpenSpecialFile(path_);
+  } else {
+    temp_ = path_ + ".tmp" + std::to_string(getpid());
+    file_ = std::fopen(temp_.c_str(), "w");
+  }
   if (file_ == nullptr) Fail();
 }
 
@@ -57,7 +83,7 @@ bool AtomicFile::Commit(std::string* error) {
   }
   if (error_ == 0 && !temp_.empty() && std::rename(temp_.c_str(), path_.c_str()) != 0) Fail();
   if (error_ != 0) {
-    *error = std::strerror(error_);
+    *error = error_ == kNulInPath ? "the path holds a NUL byte" : std::strerror(error_);
     return false;
   }
   temp_.clear();  // renamed: nothing to remove

@@ -5,7 +5,9 @@
 // may leave the temporary, `<path>.tmp<pid>`, behind). A symbolic link is followed: the
 // file it leads to is replaced, the link stays. A path that names something other than
 // a regular file (/dev/stdout, a FIFO) is written in place: there is nothing to rename
-// over. No fsync: the file is whole once renamed, not necessarily on disk.
+// over; a FIFO with no reader is an error, never a wait. A path holding a NUL byte is an
+// error too (the system would read it only up to the NUL). No fsync: the file is whole
+// once renamed, not necessarily on disk.
 //
 //   AtomicFile file(path);
 //   file.Write(json);
@@ -35,11 +37,12 @@ class AtomicFile {
 
  private:
   void Fail();  // keeps the first error
+  static constexpr int kNulInPath = -1;  // error_ for a path holding a NUL byte
 
   std::string path_;
   std::string temp_;  // empty when written in place
   FILE* file_ = nullptr;
-  int error_ = 0;  // errno of the first failure
+  int error_ = 0;  // errno of the first failure, or kNulInPath
 };
 
 // The whole of `contents` at `path`, as above.

@@ -1,16 +1,19 @@
 // Files written whole or not at all: a failed write leaves the earlier file as it was.
 #include "atomic_file.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
 
 #include "test_util.h"
 
@@ -92,6 +95,60 @@ TEST(AtomicFileTest, ADeviceIsWrittenInPlace) {
   EXPECT_TRUE(WriteFileAtomically("/dev/null", "{}", &error)) << error;
   const std::string temporary = "/dev/null.tmp" + std::to_string(getpid());
   EXPECT_NE(access(temporary.c_str(), F_OK), 0);  // never renamed over the device
+}
+
+TEST(AtomicFileTest, APathHoldingANulIsAnErrorAndWritesNoFileAtItsPrefix) {
+  const std::string prefix = testing::TempPath("atomic_nul");
+  std::remove(prefix.c_str());
+  std::string error;
+  EXPECT_FALSE(WriteFileAtomically(prefix + std::string("\0.json", 6), "{}", &error));
+  EXPECT_EQ(error, "the path holds a NUL byte");
+  EXPECT_NE(access(prefix.c_str(), F_OK), 0);
+  EXPECT_NE(access((prefix + ".tmp" + std::to_string(getpid())).c_str(), F_OK), 0);
+}
+
+TEST(AtomicFileTest, AFifoWithNoReaderIsAnErrorNotAWait) {
+  const std::string path = testing::TempPath("atomic_fifo");
+  std::remove(path.c_str());
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  std::string error;
+  EXPECT_FALSE(WriteFileAtomically(path, "{}", &error));  // returns at once
+  EXPECT_EQ(error, "No such device or address");
+  std::remove(path.c_str());
+}
+
+TEST(AtomicFileTest, AFifoWithAReaderGetsEveryByte) {
+  const std::string path = testing::TempPath("atomic_fifo_read");
+  std::remove(path.c_str());
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  const int reader = open(path.c_str(), O_RDONLY | O_NONBLOCK);  // there before the writer
+  ASSERT_GE(reader, 0);
+  // More than a pipe holds: the writer must wait for the reader, not fail with EAGAIN.
+  const std::string contents(1 << 20, 'x');
+  std::string error;
+  std::atomic<bool> done{false};
+  bool written = false;
+  std::thread writer([&] {
+    written = WriteFileAtomically(path, contents, &error);
+    done = true;
+  });
+  std::string got;
+  char buffer[65536];
+  for (;;) {  // until the writer has closed and every byte is read
+    const ssize_t n = read(reader, buffer, sizeof(buffer));
+    if (n > 0) {
+      got.append(buffer, static_cast<size_t>(n));
+    } else if (n == 0 && done) {
+      break;
+    } else {
+      std::this_thread::yield();
+    }
+  }
+  writer.join();
+  close(reader);
+  EXPECT_TRUE(written) << error;
+  EXPECT_EQ(got.size(), contents.size());
+  std::remove(path.c_str());
 }
 
 }  // namespace

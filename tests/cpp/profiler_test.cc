@@ -335,6 +335,29 @@ TEST(ProfilerTest, UnwritablePathStillPrintsAndReturnsTheReport) {
   EXPECT_NE(out.find("Warning: cannot write the trace"), std::string::npos) << out;
 }
 
+// The system would read the path only up to the NUL: the three files would each be written
+// to that prefix, over one another.
+TEST(ProfilerTest, APathHoldingANulWritesNoFileAndWarns) {
+  const std::string prefix = testing::TempPath("nul_path");
+  const std::string path = prefix + std::string("\0evil.json", 10);
+  std::remove(prefix.c_str());
+  EnableProfiler(ProfilerState::kCPU);
+  { RecordEvent e("op"); }
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  const Report report = DisableProfiler(EventSortingKey::kTotal, path);
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(Row(report, "op").calls, 1);
+  EXPECT_NE(out.find("Profiling Report"), std::string::npos);
+  EXPECT_TRUE(HasWarning(report, "cannot write the trace to '" + path +
+                                     "': the path holds a NUL byte; the file was not written."))
+      << report.Table();
+  EXPECT_TRUE(HasWarning(report, "cannot write the summary to '" + path + ".summary.json'"));
+  EXPECT_TRUE(HasWarning(report, "cannot write the HTML report to '" + path + ".html'"));
+  EXPECT_NE(access(prefix.c_str(), F_OK), 0);
+}
+
 // A disk that fills up mid-write (a file size limit stands in for it) leaves the files of
 // an earlier run whole, and the report says which file could not be written.
 TEST(ProfilerTest, AFullDiskLeavesEarlierFilesWholeAndWarns) {

@@ -6,6 +6,9 @@ import json
 import os
 import re
 import signal
+import subprocess
+import sys
+import textwrap
 import threading
 
 import pytest
@@ -402,6 +405,27 @@ def test_a_path_holding_a_nul_byte_is_refused_before_the_window_stops(tmp_path):
     report = paddle_prof.stop_profiler(stream=io.StringIO())  # the window was still open
     assert rows(report)[('op', None)].calls == 1
     assert os.listdir(tmp_path) == []
+
+
+def test_a_fifo_with_no_reader_as_the_profile_path_is_a_warning_not_a_wait(tmp_path):
+    fifo = tmp_path / 'fifo'
+    os.mkfifo(fifo)
+    script = textwrap.dedent(f"""
+        import io, json, paddle_prof
+        paddle_prof.start_profiler('CPU')
+        with paddle_prof.record_event('op'):
+            pass
+        report = paddle_prof.stop_profiler(profile_path={str(fifo)!r}, stream=io.StringIO())
+        print(json.dumps(report.warnings))
+    """)
+    done = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
+                          timeout=60, env=os.environ.copy())  # a wait fails here
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [
+        f"cannot write the trace to '{fifo}': No such device or address; "
+        "the file was not written."]
+    summary = json.loads((tmp_path / 'fifo.summary.json').read_text(encoding='utf-8'))
+    assert summary['events'][0]['calls'] == 1
 
 
 def test_names_with_nul_bytes_keep_their_own_rows(tmp_path):
