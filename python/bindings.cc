@@ -104,6 +104,28 @@ int ArgumentError(const char* what, PyObject* got) {
   return -1;
 }
 
+// The UTF-8 bytes of a name or tag, in `bytes` (kept alive by `holder` where encoded
+// afresh). A str UTF-8 cannot encode is still a name: surrogateescape gives back the
+// bytes os.fsdecode() read (a file name that is not UTF-8), backslashreplace escapes any
+// other lone surrogate. False, with the Python error set, only when memory runs out.
+bool NameBytes(PyObject* text, std::string_view* bytes, py::object* holder) {
+  Py_ssize_t size;
+  if (const char* utf8 = PyUnicode_AsUTF8AndSize(text, &size)) {
+    *bytes = std::string_view(utf8, static_cast<size_t>(size));
+    return true;
+  }
+  for (const char* errors : {"surrogateescape", "backslashreplace"}) {
+    PyErr_Clear();
+    if (PyObject* encoded = PyUnicode_AsEncodedString(text, "utf-8", errors)) {
+      *holder = py::reinterpret_steal<py::object>(encoded);
+      *bytes = std::string_view(PyBytes_AS_STRING(encoded),
+                                static_cast<size_t>(PyBytes_GET_SIZE(encoded)));
+      return true;
+    }
+  }
+  return false;
+}
+
 int RecordEventInit(PyObject* self, PyObject* args, PyObject* kwargs) {
   static const char* keywords[] = {"name", "tag", nullptr};
   PyObject* name;
@@ -139,24 +161,20 @@ PyObject* RecordEventEnter(PyObject* self, PyObject* /*unused*/) {
     PyErr_SetString(PyExc_RuntimeError, "record_event was not initialized");
     return nullptr;
   }
-  Py_ssize_t name_size, tag_size;
-  const char* name = PyUnicode_AsUTF8AndSize(event->name, &name_size);
-  if (name == nullptr) return nullptr;
-  const char* tag = nullptr;
-  if (event->tag != Py_None) {
-    tag = PyUnicode_AsUTF8AndSize(event->tag, &tag_size);
-    if (tag == nullptr) return nullptr;
-  }
-  const std::string_view name_view(name, static_cast<size_t>(name_size));
+  std::string_view name, tag;
+  py::object name_bytes, tag_bytes;
+  if (!NameBytes(event->name, &name, &name_bytes)) return nullptr;
+  const bool tagged = event->tag != Py_None;
+  if (tagged && !NameBytes(event->tag, &tag, &tag_bytes)) return nullptr;
   EntryStack* entries = internal::ThreadOwned<EntryStack>();
   EntryStack::Entry* entry = nullptr;
   try {  // no C++ exception may cross into Python's C frames
     if (entries == nullptr) throw std::bad_alloc();
     entry = &entries->Push(self);
-    if (tag == nullptr) {
-      entry->event.emplace(name_view);
+    if (tagged) {
+      entry->event.emplace(name, std::string(tag));
     } else {
-      entry->event.emplace(name_view, std::string(tag, static_cast<size_t>(tag_size)));
+      entry->event.emplace(name);
     }
   } catch (const std::bad_alloc&) {  // a new name could not be interned, say
     if (entry != nullptr) entries->End(*entry);

@@ -469,6 +469,36 @@ def test_names_that_are_not_utf8_still_give_the_report_and_valid_files(tmp_path)
         assert re.search(f'\n{re.escape(name)} \\[tag \ufffd\\] +1 ', table), table
 
 
+def test_names_utf8_cannot_encode_are_recorded_and_never_raise(tmp_path):
+    # os.fsdecode() gives a file name that is not UTF-8 lone surrogates: surrogateescape
+    # gives back its bytes (\xff then reads as U+FFFD, as any invalid byte); another
+    # lone surrogate is written escaped.
+    escaped, lone = os.fsdecode(b'file_\xff.bin'), 'lone \ud800'
+
+    @paddle_prof.record_event(escaped, tag=lone)
+    def decorated():
+        return 1
+
+    def record():
+        for name in (escaped, lone):
+            with paddle_prof.record_event(name, tag=name):
+                pass
+        assert decorated() == 1
+
+    record()  # no profiler running
+    path = tmp_path / 'profile.json'
+    with paddle_prof.profiler('CPU', profile_path=path, stream=io.StringIO()) as prof:
+        record()
+    assert {(e.name, e.tag): e.calls for e in prof.report.events} == {
+        ('file_\ufffd.bin', 'file_\ufffd.bin'): 1, ('lone \\ud800', 'lone \\ud800'): 1,
+        ('file_\ufffd.bin', 'lone \\ud800'): 1}
+    summary = json.loads((tmp_path / 'profile.json.summary.json').read_text(encoding='utf-8'))
+    assert summary == prof.report.to_dict()
+    trace = json.loads(path.read_text(encoding='utf-8'))
+    assert sorted(e['name'] for e in trace['traceEvents'] if e['ph'] == 'X') == [
+        'file_\ufffd.bin', 'file_\ufffd.bin', 'lone \\ud800']
+
+
 def test_control_characters_stay_inside_their_row():
     stream = io.StringIO()
     with paddle_prof.profiler('CPU', stream=stream) as prof:
