@@ -41,6 +41,14 @@ EventRecord* MapChunk() {
 
 }  // namespace
 
+namespace {
+std::atomic<int64_t> g_capture_chunks_failed{0};
+}  // namespace
+
+int64_t EventBuffer::CaptureChunksFailed() {
+  return g_capture_chunks_failed.load(std::memory_order_relaxed);
+}
+
 size_t EventBuffer::ChunksInUse() { return g_chunks_in_use.load(std::memory_order_relaxed); }
 
 int64_t EventBuffer::BoundMb() { return std::max(FLAGS_paddle_prof_max_buffer_mb, 0); }
@@ -163,7 +171,10 @@ EventRecord* EventBuffer::ChunkFor(size_t n) {
     if (!capture_prefix_.empty()) {
       chunk = MapCaptureChunk(capture_prefix_ + std::to_string(index), kChunkBytes);
       // A capture that cannot grow (a full disk) ends; the records stay in memory.
-      if (chunk == nullptr) capture_prefix_.clear();
+      if (chunk == nullptr) {
+        capture_prefix_.clear();
+        g_capture_chunks_failed.fetch_add(1, std::memory_order_relaxed);
+      }
     }
     if (chunk == nullptr) chunk = MapChunk();
   }

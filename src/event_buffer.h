@@ -82,6 +82,9 @@ class EventBuffer {
   static size_t ChunksInUse();
   // The budget now (FLAGS_paddle_prof_max_buffer_mb), in MiB.
   static int64_t BoundMb();
+  // Capture chunks that could not be had (a full disk) since the process started: each
+  // ended its buffer's capture, whose later records stay in memory only.
+  static int64_t CaptureChunksFailed();
 
  private:
   // Returns the chunk that holds record n, allocating it when needed; nullptr when the

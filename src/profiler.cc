@@ -91,6 +91,7 @@ struct Control {
   std::optional<Distributed> next_distributed;
   std::vector<internal::StepMark> steps;
   internal::TrackerCounts tracker_at_start;
+  int64_t capture_failed_at_start = 0;  // EventBuffer::CaptureChunksFailed()
   // A flight recorder (keep_last_steps): only the last steps' records are kept.
   int keep_last_steps = 0;  // 0: every step
   int64_t steps_dropped = 0;
@@ -263,6 +264,7 @@ void OpenWindow(Control& control) {
   g_steps_in_window.store(0, std::memory_order_relaxed);
   g_memory_timeline.store(FLAGS_paddle_prof_memory_timeline, std::memory_order_relaxed);
   control.tracker_at_start = internal::TrackerCountsNow();
+  control.capture_failed_at_start = internal::EventBuffer::CaptureChunksFailed();
   internal::OpenPlaceWindow();
   control.start_ns = internal::MonotonicNs();
   uint64_t unix_ns = 0;
@@ -498,6 +500,14 @@ void CollectLocked(const Control& control, uint64_t window, uint64_t end_ns,
     c->warnings.push_back(std::move(w));
   }
   if (!control.capture_warning.empty()) c->warnings.push_back(control.capture_warning);
+  if (const int64_t failed =
+          internal::EventBuffer::CaptureChunksFailed() - control.capture_failed_at_start;
+      failed > 0) {
+    c->warnings.push_back("capture_dir '" + control.capture_dir + "': " +
+                          std::to_string(failed) +
+                          " thread(s) could not add a record chunk there (a full disk?): their "
+                          "later records are in this report but not in the capture.");
+  }
   if (!control.clock_warning.empty()) c->warnings.push_back(control.clock_warning);
   KeepToTheKeptSteps(control, c);  // after the clock's check, which needs the whole window
   c->process = control.process;

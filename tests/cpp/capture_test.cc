@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -222,6 +223,33 @@ TEST(Capture, UnwritableDirectoryRecordsInMemory) {
   FLAGS_paddle_prof_capture_dir = "";
   EXPECT_EQ(Row(report, "in_memory").calls, 5);
   EXPECT_TRUE(HasWarning(report, "cannot capture there")) << report.Table();
+}
+
+// A disk that fills (here a file size limit below a chunk's) ends the capture: every call is
+// still in the report, which says the capture lacks the later ones.
+TEST(Capture, ADiskThatFillsEndsTheCaptureWithAWarningAndLosesNoCall) {
+  const std::string dir = NewDir("capture_full");
+  FLAGS_paddle_prof_capture_dir = dir;
+  constexpr int64_t kPerChunk = internal::EventBuffer::kRecordsPerChunk;
+  rlimit old_limit{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails (EFBIG) instead of killing
+  rlimit limit = old_limit;
+  limit.rlim_cur = internal::EventBuffer::kChunkBytes - 1;  // no chunk, the small files
+
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
+  EnableProfiler(ProfilerState::kCPU);
+  for (int64_t i = 0; i < kPerChunk + 10; ++i) RecordEvent a("op");
+  const Report live = LiveCapture(dir);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  const Report report = StopProfiler();
+  FLAGS_paddle_prof_capture_dir = "";
+  signal(SIGXFSZ, SIG_DFL);
+  EXPECT_EQ(Row(report, "op").calls, kPerChunk + 10);
+  EXPECT_TRUE(live.events.empty());  // the capture has the window's meta, no record
+  EXPECT_TRUE(HasWarning(report, "1 thread(s) could not add a record chunk there"))
+      << report.Table();
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Capture, FlightRecorderIsNotCaptured) {
