@@ -81,10 +81,6 @@ void UnlockPlaceRegistryAfterFork() { Get().mu.unlock(); }
 PlaceCounters& PlaceCountersAt(int index) { return Get().counters[index]; }
 int PlaceCount() { return Get().count.load(std::memory_order_acquire); }
 
-int64_t PlaceLiveBytes(int index) {
-  return LiveBlocks::SumShares(index, g_place_sample.load(std::memory_order_relaxed)).live;
-}
-
 namespace {
 
 LiveBlocks::PlaceSum SumSinceSample(int index) {
@@ -102,12 +98,14 @@ void NextSample() { g_place_sample.fetch_add(1, std::memory_order_relaxed); }
 
 }  // namespace
 
+int64_t PlaceLiveBytes(int index) { return SumSinceSample(index).live; }
+
 void OpenPlaceWindow() {
   Registry& r = Get();
   for (int i = 0; i < PlaceCount(); ++i) {
     const int64_t live = PlaceLiveBytes(i);
-    r.window[i] = {live, live, r.counters[i].untracked_frees.load(std::memory_order_relaxed),
-                   live, 0};
+    r.window[i] = {live, live, r.counters[i].untracked_frees.load(std::memory_order_relaxed), live,
+                   0};
   }
   NextSample();
 }
@@ -131,7 +129,9 @@ void ClosePlaceStep(std::map<std::string, int64_t>* peak_bytes,
 std::vector<int64_t> PlaceStepPeaks() {
   Registry& r = Get();
   std::vector<int64_t> peaks;
-  for (int i = 0; i < PlaceCount(); ++i) peaks.push_back(HighSinceSample(r.window[i], SumSinceSample(i)));
+  for (int i = 0; i < PlaceCount(); ++i) {
+    peaks.push_back(HighSinceSample(r.window[i], SumSinceSample(i)));
+  }
   return peaks;
 }
 

@@ -46,7 +46,8 @@ void* TrackingAllocator::Allocate(size_t bytes) {
     throw;
   }
   if (ptr == nullptr && bytes > 0) internal::OnOutOfMemory(place_, bytes);
-  if (ptr != nullptr && place_index_ >= 0 && !internal::TrackAlloc(place_index_, ptr, bytes, source_)) {
+  if (ptr != nullptr && place_index_ >= 0 &&
+      !internal::TrackAlloc(place_index_, ptr, bytes, source_)) {
     // An untracked block would reach Free() unknown and never go back to the base.
     internal::NativeGuard counted_here_not_as_native;
     base_->Free(ptr);
