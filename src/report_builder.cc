@@ -352,9 +352,10 @@ void AddWarnings(const Collection& c, const LeftOut& left_out, CallPaths* paths,
   if (c.dropped_memory > 0) {
     w.push_back(std::to_string(c.dropped_memory) +
                 " memory record(s) not recorded: the event buffer bound "
-                "(FLAGS_paddle_prof_max_buffer_mb) was reached; memory figures are incomplete, "
-                "and the places' peaks are their live bytes at the window's edges and step "
-                "marks.");
+                "(FLAGS_paddle_prof_max_buffer_mb) was reached; memory figures are incomplete" +
+                (c.memory_timeline ? std::string(", and the places' peaks are their live bytes "
+                                                 "at the window's edges and step marks.")
+                                   : std::string(".")));
   }
   for (std::string peak : PeakWarnings(c)) w.push_back(std::move(peak));
   if (c.lost_places > 0) {
