@@ -7,7 +7,8 @@
 // kPairsPerWindow pairs. BM_TrackedAllocFreeNoTimeline is the same without the memory
 // timeline (FLAGS_paddle_prof_memory_timeline=false: no at_peak, no trace counters).
 // BM_RecordAllocFree is a framework's own allocator reporting through RecordAlloc/
-// RecordFree, which also looks for the address among the live blocks first.
+// RecordFree, which also looks for the address among the live blocks first;
+// BM_RecordAllocFreeManyAddresses the same over a million addresses.
 // BM_TrackedAllocFreeCrossThread hands each block to the next benchmark thread, which
 // frees it: the frees of a data-loading or pin-memory thread's blocks.
 // BM_Counter* are the torch bridge's CUDA fallback, without the allocator's own read: two
@@ -154,6 +155,22 @@ void BM_RecordAllocFree(benchmark::State& state) {
   });
 }
 BENCHMARK(BM_RecordAllocFree)->Threads(1)->Threads(2)->Threads(4);
+
+// As a heap hands out addresses over a long run: each pair at another of a million
+// addresses (never dereferenced), one block live at a time. Every RecordAlloc looks for
+// an address that is not live, past what earlier frees left in the table.
+void BM_RecordAllocFreeManyAddresses(benchmark::State& state) {
+  paddle_prof::benchmarks::OpenWindowForRun();
+  paddle_prof::RecordEvent op("op");
+  uintptr_t next = 0;
+  paddle_prof::benchmarks::TimeInSteadyWindow(state, kPairsPerWindow, "faults/pair", [&next] {
+    next = (next + 1) % (1 << 20);
+    const void* p = reinterpret_cast<const void*>((uintptr_t{1} << 40) + next * kBytes);
+    paddle_prof::RecordAlloc(paddle_prof::CPUPlace(), p, kBytes);
+    paddle_prof::RecordFree(paddle_prof::CPUPlace(), p);
+  });
+}
+BENCHMARK(BM_RecordAllocFreeManyAddresses);
 
 void BM_CounterReadsNothingMoved(benchmark::State& state) {
   paddle_prof::internal::CounterMemory memory(paddle_prof::CUDAPlace(0));

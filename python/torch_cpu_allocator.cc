@@ -11,9 +11,14 @@ c10::DeleterFnPtr g_original_deleter = nullptr;
 
 namespace {
 
+int CpuIndex() {
+  static const int index = internal::PlaceIndex(CPUPlace());
+  return index;
+}
+
 // Tracked on "CPU": under --native the same block must not count again as native.
 void TrackedDelete(void* ptr) {
-  RecordFree(CPUPlace(), ptr);  // before the block can be handed out again
+  internal::TrackFree(CpuIndex(), ptr);  // before the block can be handed out again
   internal::NativeGuard counted_as_cpu;
   g_original_deleter(ptr);
 }
@@ -32,7 +37,7 @@ c10::DataPtr TrackingCPUAllocator::allocate(size_t bytes) PADDLE_PROF_ALLOCATE_C
   void* data = block.get();
   if (data == nullptr || block.get_context() != data) return block;  // not ours to wrap
   block.release_context();
-  RecordAlloc(CPUPlace(), data, bytes);
+  internal::TrackAlloc(CpuIndex(), data, bytes);  // fresh from c10: never a live address
   return {data, data, &TrackedDelete, block.device()};
 }
 

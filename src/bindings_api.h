@@ -23,6 +23,9 @@
 //  - ProfilerStateNames, SortingKeyNames (enum_names.h): the names the package offers,
 //    from the core's own tables;
 //  - OnOutOfMemory (out_of_memory.h): the torch allocators' failures;
+//  - PlaceIndex (place_registry.h), TrackAlloc and TrackFree (memory_tracker.h): the
+//    torch CPU allocator wrapper's blocks, which c10's allocator hands out fresh, so
+//    they skip RecordAlloc's lookup of an address still live;
 //  - SetDistributedInfo (profiler_control.h): the rank and clock offset the Python
 //    profiler finds in torch.distributed as a window opens;
 //  - LoadSummary (summary_reader.h): paddle_prof.load(), and the summaries a merge reads;
@@ -41,9 +44,11 @@
 #include "enum_names.h"
 #include "flags.h"
 #include "html_report.h"
+#include "memory_tracker.h"
 #include "native_guard.h"
 #include "native_tracking.h"
 #include "out_of_memory.h"
+#include "place_registry.h"
 #include "profiler_control.h"
 #include "report_merge.h"
 #include "summary_reader.h"

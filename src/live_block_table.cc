@@ -117,7 +117,7 @@ bool LiveBlocks::InsertSlow(const void* ptr, const LiveBlock& block) {
 
 bool LiveBlocks::RemoveOwn(const void* ptr, LiveBlock* block) {
   for (BlockTable* table = OwnNewest(); table != nullptr; table = table->older) {
-    if (table->Remove(ptr, block)) return true;
+    if (table->Remove(ptr, block, /*owner=*/true)) return true;
   }
   return false;
 }
@@ -127,14 +127,14 @@ bool LiveBlocks::RemoveSlow(const void* ptr, LiveBlock* block) {
   const BlockTable* newest = OwnNewest();
   for (BlockTable* table = newest != nullptr ? newest->older : nullptr; table != nullptr;
        table = table->older) {
-    if (table->Remove(ptr, block)) return true;
+    if (table->Remove(ptr, block, /*owner=*/true)) return true;
   }
   const ThreadTables* own = own_;
   for (ThreadTables* t = First(); t != nullptr; t = t->next.load(std::memory_order_acquire)) {
     if (t == own) continue;
     for (BlockTable* table = t->newest.load(std::memory_order_acquire); table != nullptr;
          table = table->older) {
-      if (table->Remove(ptr, block)) return true;
+      if (table->Remove(ptr, block, /*owner=*/false)) return true;
     }
   }
   return false;

@@ -9,7 +9,8 @@
 // freeing thread's tables first, then in the others' (a block freed by another thread
 // than the one that allocated it), and turns the key into a tombstone with a plain
 // store: a block is freed once, and its address is not handed out again before its
-// free is recorded. A table that fills gets a successor twice its size; slots are
+// free is recorded. The owner's own frees empty the tombstones at the end of a run, so
+// that a lookup of an absent address stays short. A table that fills gets a successor twice its size; slots are
 // reserved with mmap and touched only as they are used.
 #ifndef PADDLE_PROF_SRC_LIVE_BLOCK_TABLE_H_
 #define PADDLE_PROF_SRC_LIVE_BLOCK_TABLE_H_
@@ -73,16 +74,26 @@ class BlockTable {
     }
     return false;
   }
-  bool Remove(const void* ptr, LiveBlock* block) {
+  // `owner`: the calling thread is the table's owner, the only one that inserts.
+  bool Remove(const void* ptr, LiveBlock* block, bool owner) {
     const auto key = reinterpret_cast<uintptr_t>(ptr);
     const size_t mask = count_ - 1;
-    for (size_t i = Home(key), n = 0; n < kMaxProbe; i = (i + 1) & mask, ++n) {
+    const size_t home = Home(key);
+    if (owner) {  // the lines EmptyRunEndingAt() reads, loaded beside the home slot's
+      __builtin_prefetch(&slots_[(home + 1) & mask]);
+      __builtin_prefetch(&slots_[(home - 1) & mask]);
+    }
+    for (size_t i = home, n = 0; n < kMaxProbe; i = (i + 1) & mask, ++n) {
       Slot& s = slots_[i];
       const uintptr_t k = s.key.load(std::memory_order_acquire);
       if (k == kEmpty) return false;  // never used past here: the block is not in this table
       if (k != key) continue;
       s.Read(block);
-      s.key.store(kTombstone, std::memory_order_relaxed);
+      if (owner && slots_[(i + 1) & mask].key.load(std::memory_order_relaxed) == kEmpty) {
+        EmptyRunEndingAt(i);
+      } else {
+        s.key.store(kTombstone, std::memory_order_relaxed);
+      }
       return true;
     }
     return false;
@@ -158,6 +169,21 @@ class BlockTable {
   };
 
   static_assert(sizeof(Slot) == 64, "a slot is one cache line");
+
+  // Slot `i`, followed by an empty one, becomes empty, and so do the tombstones just
+  // before it: no block's probe runs through them, so a later lookup of an absent
+  // address (RecordAlloc's, a free of another thread's block) stops sooner. Owner only:
+  // an insert by another thread could otherwise land just past a slot being emptied.
+  // Other threads only ever turn a key into a tombstone, never a slot into an empty one,
+  // so a live block's probe path stays unbroken while they look.
+  void EmptyRunEndingAt(size_t i) {
+    const size_t mask = count_ - 1;
+    slots_[i].key.store(kEmpty, std::memory_order_relaxed);
+    for (size_t j = (i - 1) & mask, n = 0; n < kMaxProbe; j = (j - 1) & mask, ++n) {
+      if (slots_[j].key.load(std::memory_order_relaxed) != kTombstone) return;
+      slots_[j].key.store(kEmpty, std::memory_order_relaxed);
+    }
+  }
 
   size_t Home(uintptr_t key) const {
     return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);  // Fibonacci hashing
@@ -247,7 +273,8 @@ inline bool LiveBlocks::Insert(const void* ptr, const LiveBlock& block) {
 
 inline bool LiveBlocks::Remove(const void* ptr, LiveBlock* block) {
   BlockTable* table = OwnNewest();
-  return (table != nullptr && table->Remove(ptr, block)) || RemoveSlow(ptr, block);
+  return (table != nullptr && table->Remove(ptr, block, /*owner=*/true)) ||
+         RemoveSlow(ptr, block);
 }
 
 template <typename Fn>

@@ -24,23 +24,38 @@ class NativeGuard {
 // destructors have deleted it (a later malloc hook may still run on the thread), and
 // with `make` false, until it is first made.
 template <typename T>
-T* ThreadOwned(bool make = true) {
-  struct Owner {
-    T* object = nullptr;
-    bool gone = false;
-    ~Owner() {
+struct ThreadOwnedSlot {
+  // initial-exec, trivially destructible: a use is one %fs-relative load, with no TLS
+  // wrapper or __tls_get_addr call (the torch bridge finds its op stack so, per op).
+  static inline thread_local T* object
+      __attribute__((tls_model("initial-exec"), visibility("hidden"))) = nullptr;
+  static inline thread_local bool gone
+      __attribute__((tls_model("initial-exec"), visibility("hidden"))) = false;
+};
+
+template <typename T>
+__attribute__((noinline)) T* MakeThreadOwned() {
+  using Slot = ThreadOwnedSlot<T>;
+  struct Deleter {
+    ~Deleter() {
       NativeGuard profiler_memory;
-      delete object;
-      object = nullptr;
-      gone = true;
+      delete Slot::object;
+      Slot::object = nullptr;
+      Slot::gone = true;
     }
   };
-  static thread_local Owner owner;
-  if (make && owner.object == nullptr && !owner.gone) {
-    NativeGuard profiler_memory;
-    owner.object = new T;
-  }
-  return owner.object;
+  static thread_local Deleter deleter;  // its destructor runs as the thread exits
+  (void)deleter;
+  NativeGuard profiler_memory;
+  Slot::object = new T;
+  return Slot::object;
+}
+
+template <typename T>
+T* ThreadOwned(bool make = true) {
+  T* object = ThreadOwnedSlot<T>::object;
+  if (object != nullptr || !make || ThreadOwnedSlot<T>::gone) return object;
+  return MakeThreadOwned<T>();
 }
 
 }  // namespace paddle_prof::internal

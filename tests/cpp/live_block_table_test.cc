@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <map>
+#include <random>
 #include <thread>
 #include <utility>
 
@@ -86,8 +88,8 @@ TEST(BlockTableTest, ARemovedBlockComesBackWithEveryFieldAndOnlyOnce) {
   in.tag = kTag;
   ASSERT_TRUE(table.Insert(Address(1), in));
   LiveBlock out;
-  EXPECT_FALSE(table.Remove(Address(2), &out));  // never inserted
-  ASSERT_TRUE(table.Remove(Address(1), &out));
+  EXPECT_FALSE(table.Remove(Address(2), &out, /*owner=*/true));  // never inserted
+  ASSERT_TRUE(table.Remove(Address(1), &out, /*owner=*/true));
   EXPECT_EQ(out.size, int64_t{1} << 40);
   EXPECT_EQ(out.place, 15);
   EXPECT_EQ(out.thread, 4321);
@@ -96,10 +98,10 @@ TEST(BlockTableTest, ARemovedBlockComesBackWithEveryFieldAndOnlyOnce) {
   EXPECT_EQ(out.step, 1 << 30);
   EXPECT_EQ(out.name, kName);
   EXPECT_EQ(out.tag, kTag);
-  EXPECT_FALSE(table.Remove(Address(1), &out));  // already freed
+  EXPECT_FALSE(table.Remove(Address(1), &out, /*owner=*/true));  // already freed
   // Allocated while profiling was off: no thread, no owner.
   ASSERT_TRUE(table.Insert(Address(3), LiveBlockOf(8)));
-  ASSERT_TRUE(table.Remove(Address(3), &out));
+  ASSERT_TRUE(table.Remove(Address(3), &out, /*owner=*/true));
   EXPECT_EQ(out.size, 8);
   EXPECT_EQ(out.thread, -1);
   EXPECT_EQ(out.window, 0u);
@@ -113,19 +115,50 @@ TEST(BlockTableTest, ATableTakesOneBlockPerSlotAndReusesTheSlotsOfFreedOnes) {
   for (int i = 0; i < kSlots; ++i) ASSERT_TRUE(table.Insert(Address(i), LiveBlockOf(i))) << i;
   EXPECT_FALSE(table.Insert(Address(kSlots), LiveBlockOf(kSlots)));
   LiveBlock out;
-  for (int i = 0; i < kSlots; i += 2) ASSERT_TRUE(table.Remove(Address(i), &out)) << i;
+  for (int i = 0; i < kSlots; i += 2) ASSERT_TRUE(table.Remove(Address(i), &out, /*owner=*/true)) << i;
   for (int i = 0; i < kSlots / 2; ++i) {
     ASSERT_TRUE(table.Insert(Address(1000 + i), LiveBlockOf(1000 + i))) << i;
   }
   EXPECT_FALSE(table.Insert(Address(kSlots), LiveBlockOf(kSlots)));
   // The blocks kept are found past the freed and reused slots, with their own sizes.
   for (int i = 1; i < kSlots; i += 2) {
-    ASSERT_TRUE(table.Remove(Address(i), &out)) << i;
+    ASSERT_TRUE(table.Remove(Address(i), &out, /*owner=*/true)) << i;
     EXPECT_EQ(out.size, i);
   }
   for (int i = 0; i < kSlots / 2; ++i) {
-    ASSERT_TRUE(table.Remove(Address(1000 + i), &out)) << i;
+    ASSERT_TRUE(table.Remove(Address(1000 + i), &out, /*owner=*/true)) << i;
     EXPECT_EQ(out.size, 1000 + i);
+  }
+}
+
+// A small table, three quarters full, so that blocks share probe runs: frees by the
+// owner (which empty the end of a run) and by other threads (which leave tombstones),
+// in random order, never lose a block nor find one that is gone.
+TEST(BlockTableTest, BlocksInSharedRunsStayFindableWhateverFreesThem) {
+  constexpr int kSlots = 16, kLive = 12, kAddresses = 40;
+  BlockTable table(kSlots);
+  std::map<int, int64_t> live;  // address index -> size
+  std::mt19937 random(7);
+  LiveBlock out;
+  for (int op = 0; op < 20000; ++op) {
+    const int a = static_cast<int>(random() % kAddresses);
+    const bool owner = random() % 2 == 0;
+    const auto it = live.find(a);
+    if (it == live.end() && static_cast<int>(live.size()) < kLive) {
+      ASSERT_TRUE(table.Insert(Address(a), LiveBlockOf(op + 1))) << op;
+      live[a] = op + 1;
+    } else if (it == live.end()) {
+      ASSERT_FALSE(table.Remove(Address(a), &out, owner)) << op;
+    } else {
+      ASSERT_TRUE(table.Remove(Address(a), &out, owner)) << op;
+      ASSERT_EQ(out.size, it->second) << op;
+      live.erase(it);
+      ASSERT_FALSE(table.Remove(Address(a), &out, owner)) << op;
+    }
+  }
+  for (const auto& [a, size] : live) {
+    ASSERT_TRUE(table.Remove(Address(a), &out, /*owner=*/true)) << a;
+    EXPECT_EQ(out.size, size);
   }
 }
 
@@ -133,7 +166,7 @@ TEST(BlockTableTest, ForEachVisitsEachLiveBlockOnce) {
   BlockTable table(1024);
   for (int i = 0; i < 100; ++i) ASSERT_TRUE(table.Insert(Address(i), LiveBlockOf(i + 1))) << i;
   LiveBlock out;
-  for (int i = 0; i < 100; i += 3) ASSERT_TRUE(table.Remove(Address(i), &out)) << i;
+  for (int i = 0; i < 100; i += 3) ASSERT_TRUE(table.Remove(Address(i), &out, /*owner=*/true)) << i;
   int64_t blocks = 0, bytes = 0;
   table.ForEach([&](const LiveBlock& b) {
     ++blocks;
