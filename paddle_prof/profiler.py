@@ -381,7 +381,7 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
         return self
 
     def _print(self, report: Report) -> None:
-        if report.process.role != "main":
+        if report._native.role != "main":  # without parsing the summary
             return  # a followed child's own profile: its parent reports it
         print(report.table(row_limit=self.row_limit),
               file=self.stream if self.stream is not None else sys.stdout, end="")

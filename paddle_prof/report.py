@@ -44,30 +44,51 @@ class Report:
         print(slowest.name, slowest.self_ms, report.to_dict()['wall_ms'])
     """
 
+    # Read from the summary on first use: a with-block that only prints its table never
+    # pays for turning every row into Python objects.
+    _FIELDS = frozenset({"events", "places", "steps", "warnings", "wall_ms", "state",
+                         "sorted_by", "dropped_events", "cycle", "process", "processes",
+                         "clock", "timeline", "merged_from"})
+
     def __init__(self, native: Any) -> None:
         self._native = native
-        self._summary: Dict[str, Any] = json.loads(native.to_json())
+        self._parsed: Optional[Dict[str, Any]] = None
+
+    @property
+    def _summary(self) -> Dict[str, Any]:
+        if self._parsed is None:
+            self._parsed = json.loads(self._native.to_json())
+        return self._parsed
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in Report._FIELDS:
+            raise AttributeError(f"'Report' object has no attribute {name!r}")
+        self._load()
+        return self.__dict__[name]
+
+    def _load(self) -> None:
+        summary = self._summary
         # A row's `sources` ([{"frame", "calls"}], with record_stacks) is [] when it has none.
         self.events: List[SimpleNamespace] = [
-            _namespace({"sources": [], **e}) for e in self._summary["events"]]
-        self.places: List[SimpleNamespace] = [_namespace(p) for p in self._summary["places"]]
-        self.steps: List[SimpleNamespace] = [_namespace(s) for s in self._summary["steps"]]
-        self.warnings: List[str] = list(self._summary["warnings"])
-        self.wall_ms: float = self._summary["wall_ms"]
-        self.state: str = self._summary["state"]
-        self.sorted_by: str = self._summary["sorted_by"]
-        self.dropped_events: int = self._summary["dropped_events"]
-        self.cycle: Optional[int] = self._summary["cycle"]  # of a schedule, else None
+            _namespace({"sources": [], **e}) for e in summary["events"]]
+        self.places: List[SimpleNamespace] = [_namespace(p) for p in summary["places"]]
+        self.steps: List[SimpleNamespace] = [_namespace(s) for s in summary["steps"]]
+        self.warnings: List[str] = list(summary["warnings"])
+        self.wall_ms: float = summary["wall_ms"]
+        self.state: str = summary["state"]
+        self.sorted_by: str = summary["sorted_by"]
+        self.dropped_events: int = summary["dropped_events"]
+        self.cycle: Optional[int] = summary["cycle"]  # of a schedule, else None
         # Who recorded it (pid, host, rank, role ...), and the children merged into it.
-        self.process = _namespace(self._summary["process"])
-        self.processes: List[SimpleNamespace] = [_namespace(p) for p in self._summary["processes"]]
+        self.process = _namespace(summary["process"])
+        self.processes: List[SimpleNamespace] = [_namespace(p) for p in summary["processes"]]
         # When its window opened (unix_ns) and this clock's offset to rank 0's; a merge's
         # inputs (path and process), empty unless merged.
-        self.clock = _namespace(self._summary["clock"])
+        self.clock = _namespace(summary["clock"])
         # Live bytes over the window per place label: {"CPU": {"t_ms": [...], "bytes": [...]}}.
-        self.timeline: Dict[str, Dict[str, list]] = self._summary.get("timeline", {})
+        self.timeline: Dict[str, Dict[str, list]] = summary.get("timeline", {})
         self.merged_from: List[SimpleNamespace] = [
-            _namespace(m) for m in self._summary.get("merged_from", [])]
+            _namespace(m) for m in summary.get("merged_from", [])]
 
     def table(self, detailed: bool = False, row_limit: Optional[int] = ROW_LIMIT) -> str:
         """The text report; ``detailed`` adds allocated and freed bytes per place.

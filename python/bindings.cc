@@ -323,6 +323,8 @@ PYBIND11_MODULE(_core, m) {
       .def("to_html", &internal::HtmlReport)
       // A merge written by the CLI names its summary file, and says what it left out.
       .def_readwrite("summary_path", &Report::summary_path)
+      // Whether a report is printed, without reading its summary.
+      .def_property_readonly("role", [](const Report& r) { return r.process.role; })
       .def(
           "add_warning", [](Report& r, const std::string& w) { r.warnings.push_back(w); },
           py::arg("warning"));

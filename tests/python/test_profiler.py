@@ -181,6 +181,22 @@ def test_summary_file_equals_to_dict(tmp_path):
     assert prof.report.to_dict() is not prof.report.to_dict()  # a copy each time
 
 
+def test_report_attributes_are_the_summarys_whichever_is_read_first():
+    with paddle_prof.profiler('CPU', stream=io.StringIO()) as prof:
+        for _ in range(4):
+            with paddle_prof.record_event('op'):
+                pass
+    first_attribute = prof.report
+    assert rows(first_attribute)[('op', None)].calls == 4
+    assert first_attribute.process.role == 'main' and first_attribute.state == 'CPU'
+    first_dict = paddle_prof.Report(first_attribute._native)
+    summary = first_dict.to_dict()
+    assert [e['name'] for e in summary['events']] == [e.name for e in first_dict.events]
+    assert first_dict.wall_ms == summary['wall_ms'] == first_attribute.wall_ms
+    with pytest.raises(AttributeError, match='no_such_field'):
+        first_dict.no_such_field
+
+
 def test_an_unwritable_path_still_returns_and_prints_the_report(capfd):
     with paddle_prof.profiler('CPU', profile_path='/nonexistent-dir/p.json') as prof:
         with paddle_prof.record_event('op'):
