@@ -1,5 +1,6 @@
 // Building the report from 10 million recorded scopes: without files
 // (BM_BuildReport10M), and with the trace and the summary written (BM_WriteTrace10M);
+// from 20,000 small ops that each allocate and free (BM_BuildReportSmallOps);
 // and a flight-recorder window of a million steps, whose memory must stay flat
 // (BM_FlightRecorder1MSteps).
 //
@@ -68,6 +69,33 @@ void BM_WriteTrace10M(benchmark::State& state) {
   state.counters["bytes_per_event"] = bytes_per_event;
 }
 BENCHMARK(BM_WriteTrace10M)->Arg(10000000)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// The report of a small-op loop, as torch_op_overhead.py's: 20,000 scopes, each
+// allocating a 32-byte tensor through a TrackingAllocator and freeing the one before,
+// over a few thousand addresses. Per op: what the stop adds to each op's cost.
+void BM_BuildReportSmallOps(benchmark::State& state) {
+  const int64_t ops = state.range(0);
+  paddle_prof::TrackingAllocator cpu(paddle_prof::CPUAllocator(), paddle_prof::CPUPlace());
+  for (auto _ : state) {
+    state.PauseTiming();
+    paddle_prof::EnableProfiler(paddle_prof::ProfilerState::kCPU);
+    void* previous = nullptr;
+    for (int64_t i = 0; i < ops; ++i) {
+      paddle_prof::RecordEvent op("aten::add");
+      void* out = cpu.Allocate(32);
+      if (previous != nullptr) cpu.Free(previous);
+      previous = out;
+    }
+    cpu.Free(previous);
+    state.ResumeTiming();
+    paddle_prof::Report report = paddle_prof::StopProfiler();
+    benchmark::DoNotOptimize(report);
+  }
+  state.counters["ns_per_op"] =
+      benchmark::Counter(static_cast<double>(ops), benchmark::Counter::kIsIterationInvariantRate |
+                                                       benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_BuildReportSmallOps)->Arg(20000)->Unit(benchmark::kMicrosecond);
 
 // keep_last_steps=5 over a million steps of nine scopes each: the time per step (its
 // scopes and its mark) and the record chunks in use after 10,000 steps and at the end.

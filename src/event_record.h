@@ -110,15 +110,17 @@ struct ScopeMemoryRecord {
               static_cast<uint64_t>(stats.alloc_bytes)};
     out[1] = {nullptr, pack(stats.free_count), static_cast<uint64_t>(stats.free_bytes), 0};
   }
-  static ScopeMemoryRecord Decode(const EventRecord& first, const EventRecord& second) {
-    ScopeMemoryRecord r;
-    r.place = first.place();
-    r.stats.peak_bytes = static_cast<int64_t>(first.start);
-    r.stats.alloc_bytes = static_cast<int64_t>(first.end);
-    r.stats.alloc_count = static_cast<int64_t>(first.tag_bits & EventRecord::kPointerMask);
-    r.stats.free_bytes = static_cast<int64_t>(second.start);
-    r.stats.free_count = static_cast<int64_t>(second.tag_bits & EventRecord::kPointerMask);
-    return r;
+  // Into the caller's record: a copy out of a fresh temporary stalls on store forwarding
+  // (its fields are written in 8-byte stores and copied in 16-byte loads).
+  static void Decode(const EventRecord& first, const EventRecord& second,
+                     ScopeMemoryRecord* r) {
+    r->place = first.place();
+    r->stats.peak_bytes = static_cast<int64_t>(first.start);
+    r->stats.alloc_bytes = static_cast<int64_t>(first.end);
+    r->stats.alloc_count = static_cast<int64_t>(first.tag_bits & EventRecord::kPointerMask);
+    r->stats.free_bytes = static_cast<int64_t>(second.start);
+    r->stats.free_count = static_cast<int64_t>(second.tag_bits & EventRecord::kPointerMask);
+    r->stats.live_bytes = 0;
   }
 };
 

@@ -109,7 +109,7 @@ class RecordCursor {
     call_.places = 0;
     while (NextIs(RecordKind::kScopeMemory, 2)) {
       if (call_.places < ScopeMemory::kSlots) {
-        call_.memory[call_.places++] = ScopeMemoryRecord::Decode(At(next_), At(next_ + 1));
+        ScopeMemoryRecord::Decode(At(next_), At(next_ + 1), &call_.memory[call_.places++]);
       }
       next_ += 2;
     }

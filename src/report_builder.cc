@@ -1,6 +1,7 @@
 #include "report_builder.h"
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <limits>
 #include <map>
@@ -13,6 +14,7 @@
 #include "memory_timeline.h"
 #include "name_interner.h"
 #include "paddle_prof/place.h"
+#include "place_shares.h"
 #include "native_stacks.h"
 #include "number_format.h"
 #include "record_cursor.h"
@@ -35,7 +37,9 @@ struct Accumulator {
   uint64_t gpu_min = std::numeric_limits<uint64_t>::max();
   uint64_t gpu_max = 0;
 
-  std::map<int, MemoryStats> memory;  // by place index
+  // By place index, flat: every call adds its figures here.
+  std::array<MemoryStats, kMaxPlaces> memory{};
+  uint32_t places = 0;  // bit i: place i has figures
   std::map<const std::string*, int64_t> sources;  // record_stacks: calls by source frame
 
   void Add(uint64_t duration, uint64_t self_ticks) {
@@ -59,10 +63,17 @@ struct Accumulator {
     gpu_total += other.gpu_total;
     gpu_min = std::min(gpu_min, other.gpu_min);
     gpu_max = std::max(gpu_max, other.gpu_max);
-    for (const auto& [place, m] : other.memory) AddMemory(place, m);
+    for (int place = 0; place < kMaxPlaces; ++place) {
+      if (other.Has(place)) AddMemory(place, other.memory[place]);
+    }
     for (const auto& [frame, calls] : other.sources) sources[frame] += calls;
   }
-  void AddMemory(int place, const MemoryStats& m) { AddUp(&memory[place], m); }
+  void AddMemory(int place, const MemoryStats& m) {
+    if (place < 0 || place >= kMaxPlaces) return;
+    AddUp(&memory[place], m);
+    places |= 1u << place;
+  }
+  bool Has(int place) const { return (places >> place & 1u) != 0; }
 };
 
 // Records name their event by pointer: cheap to hash while scanning millions of them.
@@ -186,8 +197,8 @@ std::vector<SourceCalls> TopSources(const std::map<const std::string*, int64_t>&
 
 EventRow MakeRow(const Collection& c, const RowKey& key, const Accumulator& acc) {
   EventRow row;
-  for (const auto& [place, stats] : acc.memory) {
-    if (place < static_cast<int>(c.places.size())) row.memory[c.places[place].place] = stats;
+  for (int place = 0; place < static_cast<int>(c.places.size()) && place < kMaxPlaces; ++place) {
+    if (acc.Has(place)) row.memory[c.places[place].place] = acc.memory[place];
   }
   row.name = key.name;
   if (key.has_tag) row.tag = key.tag;
