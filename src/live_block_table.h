@@ -9,8 +9,8 @@
 // freeing thread's tables first, then in the others' (a block freed by another thread
 // than the one that allocated it), and turns the key into a tombstone with a plain
 // store: a block is freed once, and its address is not handed out again before its
-// free is recorded. The owner's own frees empty the tombstones at the end of a run, so
-// that a lookup of an absent address stays short. A table that fills gets a successor twice its size; slots are
+// free is recorded. The owner's lookups of absent addresses empty the tombstones at the
+// end of the run they walked, so that such lookups stay short. A table that fills gets a successor twice its size; slots are
 // reserved with mmap and touched only as they are used.
 #ifndef PADDLE_PROF_SRC_LIVE_BLOCK_TABLE_H_
 #define PADDLE_PROF_SRC_LIVE_BLOCK_TABLE_H_
@@ -78,22 +78,16 @@ class BlockTable {
   bool Remove(const void* ptr, LiveBlock* block, bool owner) {
     const auto key = reinterpret_cast<uintptr_t>(ptr);
     const size_t mask = count_ - 1;
-    const size_t home = Home(key);
-    if (owner) {  // the lines EmptyRunEndingAt() reads, loaded beside the home slot's
-      __builtin_prefetch(&slots_[(home + 1) & mask]);
-      __builtin_prefetch(&slots_[(home - 1) & mask]);
-    }
-    for (size_t i = home, n = 0; n < kMaxProbe; i = (i + 1) & mask, ++n) {
+    for (size_t i = Home(key), n = 0; n < kMaxProbe; i = (i + 1) & mask, ++n) {
       Slot& s = slots_[i];
       const uintptr_t k = s.key.load(std::memory_order_acquire);
-      if (k == kEmpty) return false;  // never used past here: the block is not in this table
+      if (k == kEmpty) {  // never used past here: the block is not in this table
+        if (owner) EmptyTombstonesBefore(i, n);
+        return false;
+      }
       if (k != key) continue;
       s.Read(block);
-      if (owner && slots_[(i + 1) & mask].key.load(std::memory_order_relaxed) == kEmpty) {
-        EmptyRunEndingAt(i);
-      } else {
-        s.key.store(kTombstone, std::memory_order_relaxed);
-      }
+      s.key.store(kTombstone, std::memory_order_relaxed);
       return true;
     }
     return false;
@@ -170,16 +164,16 @@ class BlockTable {
 
   static_assert(sizeof(Slot) == 64, "a slot is one cache line");
 
-  // Slot `i`, followed by an empty one, becomes empty, and so do the tombstones just
-  // before it: no block's probe runs through them, so a later lookup of an absent
-  // address (RecordAlloc's, a free of another thread's block) stops sooner. Owner only:
+  // The tombstones just before empty slot `i` (up to `walked` of them, the slots a
+  // lookup just read) become empty: no block's probe runs through them, so the next
+  // lookup of an absent address (RecordAlloc's, a free of another thread's block) stops
+  // sooner, and freed addresses cannot pile up into runs every miss walks. Owner only:
   // an insert by another thread could otherwise land just past a slot being emptied.
   // Other threads only ever turn a key into a tombstone, never a slot into an empty one,
   // so a live block's probe path stays unbroken while they look.
-  void EmptyRunEndingAt(size_t i) {
+  void EmptyTombstonesBefore(size_t i, size_t walked) {
     const size_t mask = count_ - 1;
-    slots_[i].key.store(kEmpty, std::memory_order_relaxed);
-    for (size_t j = (i - 1) & mask, n = 0; n < kMaxProbe; j = (j - 1) & mask, ++n) {
+    for (size_t j = (i - 1) & mask; walked > 0; j = (j - 1) & mask, --walked) {
       if (slots_[j].key.load(std::memory_order_relaxed) != kTombstone) return;
       slots_[j].key.store(kEmpty, std::memory_order_relaxed);
     }
