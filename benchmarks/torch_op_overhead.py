@@ -16,7 +16,10 @@ Scopes: `with paddle_prof.record_event('x'):` made fresh per with, and one objec
 reused, against `with contextlib.nullcontext():`, inside an open paddle_prof window.
 
 Setups run in interleaved rounds, each round running every setup once, so that the
-machine's drift hits all alike; figures are medians over the rounds.
+machine's drift hits all alike; figures are medians over the rounds. Each setup starts
+on a settled heap and pays for settling what its own loop left (see settle_heap): a
+profiled window's report does that with its first large allocation, and without the
+same step the unprofiled loop's leftovers would be paid by whichever setup runs next.
 """
 
 import argparse
@@ -43,9 +46,18 @@ def op_loop(ops: int, into: bool = False) -> None:
             torch.add(a, b)
 
 
+def settle_heap() -> None:
+    """Has glibc merge the small chunks freed so far: its first allocation of 1 KiB or
+    more after many small frees does that work (malloc_consolidate), which a loop of
+    small tensors leaves behind."""
+    bytearray(4096)  # Python hands a request this large to malloc
+
+
 def unprofiled(ops: int, into: bool = False) -> tuple:
+    settle_heap()  # the previous setup's leftovers are not this one's
     start = time.perf_counter()
     op_loop(ops, into)
+    settle_heap()  # this loop's own, as a profiled loop's report pays them
     loop = time.perf_counter() - start
     return loop, loop
 
@@ -63,6 +75,7 @@ def empty_callback(needs_inputs: bool):
 
 def paddle_prof_setup(into: bool = False, **kwargs):
     def run(ops: int) -> tuple:
+        settle_heap()
         start = time.perf_counter()
         with paddle_prof.torch.profiler('CPU', stream=io.StringIO(), **kwargs):
             op_loop(ops, into)
@@ -73,6 +86,7 @@ def paddle_prof_setup(into: bool = False, **kwargs):
 
 
 def torch_profiler(ops: int) -> tuple:
+    settle_heap()
     start = time.perf_counter()
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
         op_loop(ops)
