@@ -47,8 +47,7 @@ void CallPaths::ReadCalls(int index, uint64_t tick, Thread* thread) {
   // time, so that the sort below costs O(n log n) over all the reads.
   const size_t enough = std::max<size_t>(2 * t.calls.size(), 1024);
   bool more = true;
-  while ((more = t.cursor->Next())) {
-    if (!t.cursor->at_call()) continue;
+  while ((more = t.cursor->NextCall())) {
     const RecordedCall& call = t.cursor->call();
     const uint32_t depth = std::min(call.depth, kMaxScopeDepth - 1);
     const auto i = static_cast<int32_t>(t.calls.size());

@@ -352,9 +352,9 @@ bool WriteChromeTrace(const Collection& c, const std::string& path, std::string*
     if (!t.name.empty()) name += " (" + t.name + ")";
     AppendEvents(&text, [&](JsonWriter* w) { WriteThreadName(w, pid, t.os_tid, name, t.index); });
     thread_tracks.push_back(Track(pid, t.os_tid));
-    for (RecordCursor records(t); records.Next();) {
-      // Allocations and frees are drawn as counters, from the memory timeline.
-      if (!records.at_call() || !Kept(c, records.call())) continue;
+    // Allocations and frees are drawn as counters, from the memory timeline.
+    for (RecordCursor records(t); records.NextCall();) {
+      if (!Kept(c, records.call())) continue;
       const RecordedCall& call = records.call();
       // Every complete event has a category; a call's is empty, two bytes of each of
       // millions (steps and GPU work have theirs).

@@ -16,8 +16,7 @@ GpuCorrelation CorrelateGpu(const Collection& c) {
   // Scope id -> (thread position, call record), for the calls the report holds.
   std::unordered_map<uint64_t, GpuLaunch> call_of_scope;
   for (size_t t = 0; t < c.threads.size(); ++t) {
-    for (RecordCursor records(c.threads[t]); records.Next();) {
-      if (!records.at_call()) continue;
+    for (RecordCursor records(c.threads[t]); records.NextCall();) {
       const RecordedCall& call = records.call();
       if (call.has_gpu_scope && Kept(c, call)) {
         call_of_scope[call.gpu_scope] = {static_cast<int>(t), call.index, call.start};

@@ -1,6 +1,6 @@
 // The one reader of a collected thread's records (event_record.h gives their grammar):
 // it yields each call with the memory figures and the GPU scope id recorded after it,
-// and each allocation or free, in the order the thread recorded them. The report, the
+// or each allocation or free, in the order the thread recorded them. The report, the
 // GPU correlation, the memory timeline and the trace all read through it, and all ask
 // Kept() which calls and memory events the window holds, so that they agree.
 #ifndef PADDLE_PROF_SRC_RECORD_CURSOR_H_
@@ -37,25 +37,15 @@ class RecordCursor {
  public:
   explicit RecordCursor(const ThreadSnapshot& thread) : thread_(thread), next_(thread.first) {}
 
-  // Advances to the next call or memory event; false past the last.
-  bool Next() {
+  // Advances to the next call, skipping allocations and frees without reading them:
+  // what the table, the trace, the call paths and the GPU correlation read.
+  bool NextCall() {
     while (next_ < thread_.size) {
       const size_t i = next_++;
       const EventRecord& r = At(i);
-      switch (r.kind()) {
-        case RecordKind::kCall:
-          ReadCall(i, r);
-          at_call_ = true;
-          return true;
-        case RecordKind::kAlloc:
-        case RecordKind::kFree:
-          ReadMemoryEvent(r);
-          return true;
-        case RecordKind::kScopeMemory:  // read with its call; a pair cut short is skipped
-        case RecordKind::kGpuScope:
-        case RecordKind::kFreeOrigin:  // read with its free
-        case RecordKind::kStack:       // read with its call
-          break;
+      if (r.kind() == RecordKind::kCall) {  // its memory figures, GPU scope, stack after it
+        ReadCall(i, r);
+        return true;
       }
     }
     return false;
@@ -73,7 +63,6 @@ class RecordCursor {
     }
     return false;
   }
-  bool at_call() const { return at_call_; }
   const RecordedCall& call() const { return call_; }
   const MemoryEvent& memory_event() const { return event_; }
 
@@ -96,7 +85,6 @@ class RecordCursor {
         event_.alloc_tick = origin.start;
       }
     }
-    at_call_ = false;
   }
   void ReadCall(size_t index, const EventRecord& r) {
     call_.index = index;
@@ -123,7 +111,6 @@ class RecordCursor {
 
   const ThreadSnapshot& thread_;
   size_t next_;
-  bool at_call_ = false;
   RecordedCall call_;
   MemoryEvent event_{};
 };

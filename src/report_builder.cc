@@ -141,8 +141,7 @@ void ScanThread(const Collection& c, size_t position, PointerRows* rows, LeftOut
   Accumulator* last_row = nullptr;  // consecutive records are often the same event
   int64_t reported = 0;             // calls of the window in the report
   std::vector<Accumulator*> awaiting_source;  // kept calls since the last top-level one
-  for (RecordCursor records(thread); records.Next();) {
-    if (!records.at_call()) continue;  // allocations and frees are the timeline's
+  for (RecordCursor records(thread); records.NextCall();) {  // memory is the timeline's
     const RecordedCall& call = records.call();
     const uint32_t depth = std::min(call.depth, kMaxScopeDepth - 1);
     const uint64_t duration = call.duration();

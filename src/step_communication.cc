@@ -31,8 +31,8 @@ std::vector<double> CommunicationMsPerStep(const Collection& c) {
   for (const ThreadSnapshot& thread : c.threads) {
     const char* last = nullptr;
     bool last_is = false;  // consecutive records are often the same event
-    for (RecordCursor records(thread); records.Next();) {
-      if (!records.at_call() || !Kept(c, records.call())) continue;
+    for (RecordCursor records(thread); records.NextCall();) {
+      if (!Kept(c, records.call())) continue;
       const RecordedCall& call = records.call();
       if (call.name != last) {
         last = call.name;

@@ -56,27 +56,23 @@ TEST(RecordCursorTest, AFreeSaysWhereItsBlockCameFromAndATopLevelCallItsStack) {
   b.Add(EventRecord::Memory(RecordKind::kFree, 0, "[before profiling]", nullptr, 13, 8));
 
   const ThreadSnapshot t = b.Snapshot();
-  for (const bool calls_too : {true, false}) {
-    RecordCursor records(t);
-    const auto next = [&] { return calls_too ? records.Next() : records.NextMemoryEvent(); };
-    ASSERT_TRUE(next());
-    EXPECT_EQ(records.memory_event().alloc_tick, 5u);  // an allocation's own
-    if (calls_too) {
-      ASSERT_TRUE(next());
-      ASSERT_TRUE(records.at_call());
-      EXPECT_EQ(records.call().places, 1);
-      EXPECT_EQ(records.call().stack, 12u);
-    }
-    ASSERT_TRUE(next());
-    ASSERT_FALSE(records.at_call());
-    EXPECT_EQ(records.memory_event().delta, -64);
-    EXPECT_EQ(records.memory_event().alloc_thread, 7);
-    EXPECT_EQ(records.memory_event().alloc_tick, 5u);
-    ASSERT_TRUE(next());
-    EXPECT_EQ(records.memory_event().delta, -8);
-    EXPECT_EQ(records.memory_event().alloc_thread, -1);  // no origin record: unknown
-    EXPECT_FALSE(next());
-  }
+  RecordCursor calls(t);
+  ASSERT_TRUE(calls.NextCall());
+  EXPECT_EQ(calls.call().places, 1);
+  EXPECT_EQ(calls.call().stack, 12u);
+  EXPECT_FALSE(calls.NextCall());  // the frees and their origins are no calls
+
+  RecordCursor records(t);
+  ASSERT_TRUE(records.NextMemoryEvent());
+  EXPECT_EQ(records.memory_event().alloc_tick, 5u);  // an allocation's own
+  ASSERT_TRUE(records.NextMemoryEvent());
+  EXPECT_EQ(records.memory_event().delta, -64);
+  EXPECT_EQ(records.memory_event().alloc_thread, 7);
+  EXPECT_EQ(records.memory_event().alloc_tick, 5u);
+  ASSERT_TRUE(records.NextMemoryEvent());
+  EXPECT_EQ(records.memory_event().delta, -8);
+  EXPECT_EQ(records.memory_event().alloc_thread, -1);  // no origin record: unknown
+  EXPECT_FALSE(records.NextMemoryEvent());
 }
 
 TEST(RecordCursorTest, ACallComesWithItsMemoryFiguresAndItsGpuScope) {
@@ -91,16 +87,18 @@ TEST(RecordCursorTest, ACallComesWithItsMemoryFiguresAndItsGpuScope) {
   b.Add(EventRecord::Call("relu", nullptr, 0, true, 1, 12));
 
   const ThreadSnapshot t = b.Snapshot();
-  RecordCursor records(t);
-  ASSERT_TRUE(records.Next());
-  ASSERT_FALSE(records.at_call());
-  EXPECT_EQ(records.memory_event().tick, 5u);
-  EXPECT_EQ(records.memory_event().place, 1);
-  EXPECT_EQ(records.memory_event().delta, 4096);
-  EXPECT_STREQ(records.memory_event().name, "conv");
+  RecordCursor memory(t);
+  ASSERT_TRUE(memory.NextMemoryEvent());
+  EXPECT_EQ(memory.memory_event().tick, 5u);
+  EXPECT_EQ(memory.memory_event().place, 1);
+  EXPECT_EQ(memory.memory_event().delta, 4096);
+  EXPECT_STREQ(memory.memory_event().name, "conv");
+  ASSERT_TRUE(memory.NextMemoryEvent());
+  EXPECT_EQ(memory.memory_event().delta, -4096);  // a free
+  EXPECT_FALSE(memory.NextMemoryEvent());  // the calls' figures are no allocations
 
-  ASSERT_TRUE(records.Next());
-  ASSERT_TRUE(records.at_call());
+  RecordCursor records(t);
+  ASSERT_TRUE(records.NextCall());
   const RecordedCall& conv = records.call();
   EXPECT_EQ(conv.index, 1u);
   EXPECT_STREQ(conv.name, "conv");
@@ -121,18 +119,13 @@ TEST(RecordCursorTest, ACallComesWithItsMemoryFiguresAndItsGpuScope) {
   EXPECT_TRUE(conv.has_gpu_scope);
   EXPECT_EQ(conv.gpu_scope, 77u);
 
-  ASSERT_TRUE(records.Next());
-  ASSERT_FALSE(records.at_call());
-  EXPECT_EQ(records.memory_event().delta, -4096);  // a free
-
-  ASSERT_TRUE(records.Next());
-  ASSERT_TRUE(records.at_call());
+  ASSERT_TRUE(records.NextCall());  // past the free
   EXPECT_EQ(records.call().index, 8u);
   EXPECT_TRUE(records.call().cut);
   EXPECT_EQ(records.call().places, 0);  // nothing of conv's carries over
   EXPECT_FALSE(records.call().has_gpu_scope);
-  EXPECT_FALSE(records.Next());
-  EXPECT_FALSE(records.Next());  // and stays at the end
+  EXPECT_FALSE(records.NextCall());
+  EXPECT_FALSE(records.NextCall());  // and stays at the end
 }
 
 // The buffer bound can cut a pair of memory records after its first half: that half is
@@ -148,13 +141,13 @@ TEST(RecordCursorTest, AMemoryPairCutShortIsSkipped) {
 
   const ThreadSnapshot t = b.Snapshot();
   RecordCursor records(t);
-  ASSERT_TRUE(records.Next());
+  ASSERT_TRUE(records.NextCall());
   EXPECT_STREQ(records.call().name, "a");
   EXPECT_EQ(records.call().places, 0);
-  ASSERT_TRUE(records.Next());
+  ASSERT_TRUE(records.NextCall());
   EXPECT_STREQ(records.call().name, "b");
   EXPECT_EQ(records.call().places, 0);
-  EXPECT_FALSE(records.Next());
+  EXPECT_FALSE(records.NextCall());
 }
 
 // A later append can find room again (another thread's chunk failed and gave its budget
@@ -170,12 +163,12 @@ TEST(RecordCursorTest, TheGpuScopeAfterALoneHalfIsTheCallsStill) {
 
   const ThreadSnapshot t = b.Snapshot();
   RecordCursor records(t);
-  ASSERT_TRUE(records.Next());
+  ASSERT_TRUE(records.NextCall());
   EXPECT_EQ(records.call().places, 1);
   EXPECT_EQ(records.call().memory[0].place, 1);
   EXPECT_TRUE(records.call().has_gpu_scope);
   EXPECT_EQ(records.call().gpu_scope, 5u);
-  EXPECT_FALSE(records.Next());
+  EXPECT_FALSE(records.NextCall());
 }
 
 TEST(RecordCursorTest, ItReadsNoFurtherThanTheSnapshotsSize) {
@@ -185,10 +178,10 @@ TEST(RecordCursorTest, ItReadsNoFurtherThanTheSnapshotsSize) {
   b.AddMemory(0, Stats(8, 8, 1, 0, 0));
   b.Add(EventRecord::Call("later", nullptr, 0, false, 3, 4));
   RecordCursor records(t);
-  ASSERT_TRUE(records.Next());
+  ASSERT_TRUE(records.NextCall());
   EXPECT_STREQ(records.call().name, "kept");
   EXPECT_EQ(records.call().places, 0);
-  EXPECT_FALSE(records.Next());
+  EXPECT_FALSE(records.NextCall());
 }
 
 TEST(RecordCursorTest, KeptIsWhatTheWindowHolds) {
