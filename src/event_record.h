@@ -112,8 +112,7 @@ struct ScopeMemoryRecord {
   }
   // Into the caller's record: a copy out of a fresh temporary stalls on store forwarding
   // (its fields are written in 8-byte stores and copied in 16-byte loads).
-  static void Decode(const EventRecord& first, const EventRecord& second,
-                     ScopeMemoryRecord* r) {
+  static void Decode(const EventRecord& first, const EventRecord& second, ScopeMemoryRecord* r) {
     r->place = first.place();
     r->stats.peak_bytes = static_cast<int64_t>(first.start);
     r->stats.alloc_bytes = static_cast<int64_t>(first.end);

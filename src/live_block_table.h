@@ -10,8 +10,9 @@
 // than the one that allocated it), and turns the key into a tombstone with a plain
 // store: a block is freed once, and its address is not handed out again before its
 // free is recorded. The owner's lookups of absent addresses empty the tombstones at the
-// end of the run they walked, so that such lookups stay short. A table that fills gets a successor twice its size; slots are
-// reserved with mmap and touched only as they are used.
+// end of the run they walked, so that such lookups stay short. A table that fills gets
+// a successor twice its size; slots are reserved with mmap and touched only as they are
+// used.
 #ifndef PADDLE_PROF_SRC_LIVE_BLOCK_TABLE_H_
 #define PADDLE_PROF_SRC_LIVE_BLOCK_TABLE_H_
 
@@ -31,8 +32,8 @@ struct LiveBlock {
   // Window of the allocation (0: profiling was off), its low 32 bits as the table keeps
   // it: compare with SameWindow().
   uint64_t window = 0;
-  int step = 0;         // MarkStep() calls in that window before the allocation
-  uint64_t tick = 0;    // when it was allocated (0: profiling was off): its call path
+  int step = 0;               // MarkStep() calls in that window before the allocation
+  uint64_t tick = 0;          // when it was allocated (0: profiling was off): its call path
   uint32_t native_stack = 0;  // a native block's stack (native_stacks.h), 0 for none
   // Which TrackingAllocator's base made it (TrackAlloc), kAnySource for RecordAlloc,
   // the preload library and counters.
@@ -267,8 +268,7 @@ inline bool LiveBlocks::Insert(const void* ptr, const LiveBlock& block) {
 
 inline bool LiveBlocks::Remove(const void* ptr, LiveBlock* block) {
   BlockTable* table = OwnNewest();
-  return (table != nullptr && table->Remove(ptr, block, /*owner=*/true)) ||
-         RemoveSlow(ptr, block);
+  return (table != nullptr && table->Remove(ptr, block, /*owner=*/true)) || RemoveSlow(ptr, block);
 }
 
 template <typename Fn>

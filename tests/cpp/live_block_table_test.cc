@@ -115,7 +115,9 @@ TEST(BlockTableTest, ATableTakesOneBlockPerSlotAndReusesTheSlotsOfFreedOnes) {
   for (int i = 0; i < kSlots; ++i) ASSERT_TRUE(table.Insert(Address(i), LiveBlockOf(i))) << i;
   EXPECT_FALSE(table.Insert(Address(kSlots), LiveBlockOf(kSlots)));
   LiveBlock out;
-  for (int i = 0; i < kSlots; i += 2) ASSERT_TRUE(table.Remove(Address(i), &out, /*owner=*/true)) << i;
+  for (int i = 0; i < kSlots; i += 2) {
+    ASSERT_TRUE(table.Remove(Address(i), &out, /*owner=*/true)) << i;
+  }
   for (int i = 0; i < kSlots / 2; ++i) {
     ASSERT_TRUE(table.Insert(Address(1000 + i), LiveBlockOf(1000 + i))) << i;
   }

@@ -95,7 +95,7 @@ TEST(RecordCursorTest, ACallComesWithItsMemoryFiguresAndItsGpuScope) {
   EXPECT_STREQ(memory.memory_event().name, "conv");
   ASSERT_TRUE(memory.NextMemoryEvent());
   EXPECT_EQ(memory.memory_event().delta, -4096);  // a free
-  EXPECT_FALSE(memory.NextMemoryEvent());  // the calls' figures are no allocations
+  EXPECT_FALSE(memory.NextMemoryEvent());         // the calls' figures are no allocations
 
   RecordCursor records(t);
   ASSERT_TRUE(records.NextCall());
