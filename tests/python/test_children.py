@@ -43,14 +43,6 @@ def child_warnings(summary):
     return [w for w in summary['warnings'] if 'child' in w or w.startswith('pid ')]
 
 
-try:
-    import paddle_prof.torch  # noqa: F401
-    HAVE_TORCH = True
-except ImportError:
-    HAVE_TORCH = False
-needs_torch = pytest.mark.skipif(not HAVE_TORCH,
-                                 reason='no PyTorch, or paddle_prof was built without it')
-
 DATASET = '''
     import torch
 
@@ -65,7 +57,7 @@ DATASET = '''
 '''
 
 
-@needs_torch
+@pytest.mark.torch
 @pytest.mark.parametrize('context', [None, 'spawn'])
 def test_dataloader_workers_are_merged_with_exact_calls(tmp_path, context):
     # spawn: the workers import the dataset's module, so it lives in a file of its own.

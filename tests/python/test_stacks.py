@@ -14,14 +14,6 @@ import pytest
 
 import paddle_prof
 
-try:
-    import paddle_prof.torch  # noqa: F401
-    HAVE_TORCH = True
-except ImportError:
-    HAVE_TORCH = False
-torch_needed = pytest.mark.skipif(not HAVE_TORCH,
-                                  reason='no PyTorch, or paddle_prof was built without it')
-
 
 def line_of(marker, path=__file__):
     """The line of this file that ends with `# <marker>`."""
@@ -169,9 +161,11 @@ def test_run_record_stacks_names_the_script_lines(tmp_path):
     assert step['sources'] == [{'frame': f'{script}:4 in <module>', 'calls': 2}]
 
 
-@torch_needed
+@pytest.mark.torch
 def test_torch_ops_name_their_lines():
     import torch
+
+    import paddle_prof.torch
     a, b = torch.ones(8), torch.ones(8)
     with paddle_prof.torch.profiler('CPU', stream=io.StringIO(), record_stacks=True) as prof:
         for _ in range(3):
@@ -183,9 +177,11 @@ def test_torch_ops_name_their_lines():
                            {'frame': frame('add-one', name), 'calls': 1}]
 
 
-@torch_needed
+@pytest.mark.torch
 def test_a_convolution_backward_holds_the_peak_from_the_line_that_ran_it(tmp_path):
     import torch
+
+    import paddle_prof.torch
     torch.manual_seed(0)
     conv = torch.nn.Conv2d(3, 16, 3)
     x = torch.randn(64, 3, 28, 28, requires_grad=True)
