@@ -16,6 +16,9 @@ namespace paddle_prof::internal {
 
 namespace {
 
+// Chunks a capture could not map in its directory (a full disk), since the process began.
+std::atomic<int64_t> g_capture_chunks_failed{0};
+
 std::atomic<size_t> g_chunks_in_use{0};
 
 // A 2 MiB-aligned, pre-faulted chunk straight from mmap: the profiler's memory must
@@ -39,10 +42,6 @@ EventRecord* MapChunk() {
   return reinterpret_cast<EventRecord*>(chunk);
 }
 
-}  // namespace
-
-namespace {
-std::atomic<int64_t> g_capture_chunks_failed{0};
 }  // namespace
 
 int64_t EventBuffer::CaptureChunksFailed() {
