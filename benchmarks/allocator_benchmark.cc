@@ -8,7 +8,8 @@
 // timeline (FLAGS_paddle_prof_memory_timeline=false: no at_peak, no trace counters).
 // BM_RecordAllocFree is a framework's own allocator reporting through RecordAlloc/
 // RecordFree, which also looks for the address among the live blocks first;
-// BM_RecordAllocFreeManyAddresses the same over a million addresses.
+// BM_RecordAllocFreeManyAddresses the same over a million addresses;
+// BM_TrackAllocFreeManyAddresses the torch bridge's calls over as many.
 // BM_TrackedAllocFreeCrossThread hands each block to the next benchmark thread, which
 // frees it: the frees of a data-loading or pin-memory thread's blocks.
 // BM_Counter* are the torch bridge's CUDA fallback, without the allocator's own read: two
@@ -23,7 +24,9 @@
 
 #include "counter_memory.h"
 #include "flags.h"
+#include "memory_tracker.h"
 #include "paddle_prof/paddle_prof.h"
+#include "place_registry.h"
 #include "steady_state.h"
 
 namespace {
@@ -171,6 +174,26 @@ void BM_RecordAllocFreeManyAddresses(benchmark::State& state) {
   });
 }
 BENCHMARK(BM_RecordAllocFreeManyAddresses);
+
+// The torch bridge's pair (TrackAlloc/TrackFree, no lookup first) as a small-op loop
+// makes it: each block at the next of a million addresses 192 bytes apart, freed once
+// the next one is allocated, so that every allocation takes a slot it has not touched
+// lately.
+void BM_TrackAllocFreeManyAddresses(benchmark::State& state) {
+  paddle_prof::benchmarks::OpenWindowForRun();
+  paddle_prof::RecordEvent op("op");
+  const int cpu = paddle_prof::internal::PlaceIndex(paddle_prof::CPUPlace());
+  uintptr_t next = 0;
+  const void* previous = nullptr;
+  paddle_prof::benchmarks::TimeInSteadyWindow(state, kPairsPerWindow, "faults/pair", [&] {
+    next = (next + 1) % (1 << 20);
+    const void* p = reinterpret_cast<const void*>((uintptr_t{1} << 40) + next * 192);
+    paddle_prof::internal::TrackAlloc(cpu, p, kBytes);
+    paddle_prof::internal::TrackFree(cpu, previous);
+    previous = p;
+  });
+}
+BENCHMARK(BM_TrackAllocFreeManyAddresses);
 
 void BM_CounterReadsNothingMoved(benchmark::State& state) {
   paddle_prof::internal::CounterMemory memory(paddle_prof::CUDAPlace(0));

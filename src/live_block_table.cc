@@ -22,13 +22,14 @@ BlockTable::BlockTable(size_t slots) : count_(slots), shift_(64) {
   NativeGuard profiler_memory;  // not the program's mapping, under --native
   // Straight from mmap: zero pages are empty slots, untouched ones cost nothing, and a
   // preloaded malloc hook never sees the profiler's own memory.
-  void* p = mmap(nullptr, count_ * sizeof(Slot), PROT_READ | PROT_WRITE,
+  void* p = mmap(nullptr, MappedBytes(), PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
   slots_ = static_cast<Slot*>(p);
+  taken_ = reinterpret_cast<std::atomic<uint64_t>*>(slots_ + count_);  // after the slots
 }
 
-BlockTable::~BlockTable() { munmap(slots_, count_ * sizeof(Slot)); }
+BlockTable::~BlockTable() { munmap(slots_, MappedBytes()); }
 
 namespace {
 

@@ -10,9 +10,11 @@
 // than the one that allocated it), and turns the key into a tombstone with a plain
 // store: a block is freed once, and its address is not handed out again before its
 // free is recorded. The owner's lookups of absent addresses empty the tombstones at the
-// end of the run they walked, so that such lookups stay short. A table that fills gets
-// a successor twice its size; slots are reserved with mmap and touched only as they are
-// used.
+// end of the run they walked, so that such lookups stay short. A bit per slot, kept by
+// the owner, says which slots may hold a block: an insert into a free slot writes it
+// without waiting for its cache line, and a walk of the live blocks reads only the
+// slots taken. A table that fills gets a successor twice its size; slots are reserved
+// with mmap and touched only as they are used.
 #ifndef PADDLE_PROF_SRC_LIVE_BLOCK_TABLE_H_
 #define PADDLE_PROF_SRC_LIVE_BLOCK_TABLE_H_
 
@@ -66,8 +68,11 @@ class BlockTable {
     const size_t mask = count_ - 1;
     for (size_t i = Home(key), n = 0; n < kMaxProbe; i = (i + 1) & mask, ++n) {
       Slot& s = slots_[i];
+      // A slot not taken is written without being read: the common insert stores into a
+      // line it does not wait for. A taken one may hold another thread's tombstone.
       // Only this thread turns a free slot into a used one: no compare-and-swap needed.
-      if (s.key.load(std::memory_order_relaxed) < kFirstKey) {
+      if (!Taken(i) || s.key.load(std::memory_order_relaxed) < kFirstKey) {
+        SetTaken(i, true);
         s.Write(block);
         s.key.store(key, std::memory_order_release);  // publishes the fields
         return true;
@@ -89,6 +94,7 @@ class BlockTable {
       if (k != key) continue;
       s.Read(block);
       s.key.store(kTombstone, std::memory_order_relaxed);
+      if (owner) SetTaken(i, false);
       return true;
     }
     return false;
@@ -98,16 +104,19 @@ class BlockTable {
   }
   size_t slots() const { return count_; }
 
-  // Calls fn(const LiveBlock&) for each block live during the walk.
+  // Calls fn(const LiveBlock&) for each block live during the walk. Reads only the slots
+  // whose taken bit is set: a report costs what is live, not the table's size.
   template <typename Fn>
   void ForEach(Fn&& fn) const {
-    for (size_t i = 0; i < count_; ++i) {
-      const Slot& s = slots_[i];
-      const uintptr_t key = s.key.load(std::memory_order_acquire);
-      if (key < kFirstKey) continue;
-      LiveBlock block;
-      s.Read(&block);
-      if (s.key.load(std::memory_order_acquire) == key) fn(block);  // unchanged meanwhile
+    for (size_t w = 0; w * 64 < count_; ++w) {
+      for (uint64_t bits = taken_[w].load(std::memory_order_relaxed); bits != 0; bits &= bits - 1) {
+        const Slot& s = slots_[w * 64 + static_cast<size_t>(__builtin_ctzll(bits))];
+        const uintptr_t key = s.key.load(std::memory_order_acquire);
+        if (key < kFirstKey) continue;
+        LiveBlock block;
+        s.Read(&block);
+        if (s.key.load(std::memory_order_acquire) == key) fn(block);  // unchanged meanwhile
+      }
     }
   }
 
@@ -177,14 +186,33 @@ class BlockTable {
     for (size_t j = (i - 1) & mask; walked > 0; j = (j - 1) & mask, --walked) {
       if (slots_[j].key.load(std::memory_order_relaxed) != kTombstone) return;
       slots_[j].key.store(kEmpty, std::memory_order_relaxed);
+      SetTaken(j, false);
     }
   }
+
+  bool Taken(size_t i) const {
+    return (taken_[i / 64].load(std::memory_order_relaxed) >> (i % 64) & 1) != 0;
+  }
+  void SetTaken(size_t i, bool taken) {  // owner only: a plain load and store
+    std::atomic<uint64_t>& word = taken_[i / 64];
+    const uint64_t bit = uint64_t{1} << (i % 64);
+    const uint64_t bits = word.load(std::memory_order_relaxed);
+    word.store(taken ? bits | bit : bits & ~bit, std::memory_order_relaxed);
+  }
+  // The slots, then the taken bits in whole words.
+  size_t MappedBytes() const { return count_ * sizeof(Slot) + (count_ + 63) / 64 * 8; }
 
   size_t Home(uintptr_t key) const {
     return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);  // Fibonacci hashing
   }
 
   Slot* slots_;
+  // One bit per slot, written by the owner only: set while the slot may hold a key. The
+  // owner sets it as it inserts and clears it when it takes the key out itself; another
+  // thread's remove leaves it set (its tombstone is reused when an insert reads it). So
+  // a clear bit always means no live block: an insert into such a slot need not read it,
+  // and a walk skips it.
+  std::atomic<uint64_t>* taken_;
   size_t count_;
   int shift_;
 };

@@ -133,9 +133,31 @@ TEST(BlockTableTest, ATableTakesOneBlockPerSlotAndReusesTheSlotsOfFreedOnes) {
   }
 }
 
+// Another thread's free leaves the slot taken: the owner's inserts read it and reuse it,
+// so a table whose blocks another thread frees never fills.
+TEST(BlockTableTest, SlotsAnotherThreadFreedAreReused) {
+  constexpr int kSlots = BlockTable::kMaxProbe;  // every probe sees every slot
+  BlockTable table(kSlots);
+  LiveBlock out;
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < kSlots; ++i) {
+      ASSERT_TRUE(table.Insert(Address(round * 100 + i), LiveBlockOf(i + 1))) << round << " " << i;
+    }
+    EXPECT_FALSE(table.Insert(Address(99), LiveBlockOf(1)));
+    for (int i = 0; i < kSlots; ++i) {
+      ASSERT_TRUE(table.Remove(Address(round * 100 + i), &out, /*owner=*/false)) << i;
+      EXPECT_EQ(out.size, i + 1);
+    }
+  }
+  int blocks = 0;
+  table.ForEach([&blocks](const LiveBlock&) { ++blocks; });
+  EXPECT_EQ(blocks, 0);
+}
+
 // A small table, three quarters full, so that blocks share probe runs: frees by the
 // owner (which empty the end of a run) and by other threads (which leave tombstones),
-// in random order, never lose a block nor find one that is gone.
+// in random order, never lose a block nor find one that is gone, and a walk sees the
+// live blocks, each once.
 TEST(BlockTableTest, BlocksInSharedRunsStayFindableWhateverFreesThem) {
   constexpr int kSlots = 16, kLive = 12, kAddresses = 40;
   BlockTable table(kSlots);
@@ -157,6 +179,14 @@ TEST(BlockTableTest, BlocksInSharedRunsStayFindableWhateverFreesThem) {
       live.erase(it);
       ASSERT_FALSE(table.Remove(Address(a), &out, owner)) << op;
     }
+    int64_t blocks = 0, bytes = 0, live_bytes = 0;
+    table.ForEach([&](const LiveBlock& b) {
+      ++blocks;
+      bytes += b.size;
+    });
+    for (const auto& entry : live) live_bytes += entry.second;
+    ASSERT_EQ(blocks, static_cast<int64_t>(live.size())) << op;
+    ASSERT_EQ(bytes, live_bytes) << op;
   }
   for (const auto& [a, size] : live) {
     ASSERT_TRUE(table.Remove(Address(a), &out, /*owner=*/true)) << a;
