@@ -10,6 +10,7 @@
 // RecordFree, which also looks for the address among the live blocks first;
 // BM_RecordAllocFreeManyAddresses the same over a million addresses;
 // BM_TrackAllocFreeManyAddresses the torch bridge's calls over as many.
+// BM_WalkLiveBlocksGrownTable is a report's walk of the live blocks in a grown table.
 // BM_TrackedAllocFreeCrossThread hands each block to the next benchmark thread, which
 // frees it: the frees of a data-loading or pin-memory thread's blocks.
 // BM_Counter* are the torch bridge's CUDA fallback, without the allocator's own read: two
@@ -24,6 +25,7 @@
 
 #include "counter_memory.h"
 #include "flags.h"
+#include "live_block_table.h"
 #include "memory_tracker.h"
 #include "paddle_prof/paddle_prof.h"
 #include "place_registry.h"
@@ -194,6 +196,25 @@ void BM_TrackAllocFreeManyAddresses(benchmark::State& state) {
   });
 }
 BENCHMARK(BM_TrackAllocFreeManyAddresses);
+
+// What a report's walk of the live blocks costs (CollectThreads) once a table has grown:
+// a table of a million slots that once held half a million blocks, 1,000 still live.
+void BM_WalkLiveBlocksGrownTable(benchmark::State& state) {
+  paddle_prof::internal::BlockTable table(size_t{1} << 20);
+  paddle_prof::internal::LiveBlock block;
+  block.size = kBytes;
+  const auto address = [](int64_t i) { return reinterpret_cast<const void*>((i + 1) * 64); };
+  constexpr int64_t kOnce = 500000, kLive = 1000;
+  for (int64_t i = 0; i < kOnce; ++i) table.Insert(address(i), block);
+  for (int64_t i = kLive; i < kOnce; ++i) table.Remove(address(i), &block, /*owner=*/true);
+  for (auto _ : state) {
+    int64_t live = 0;
+    table.ForEach([&live](const paddle_prof::internal::LiveBlock& b) { live += b.size; });
+    benchmark::DoNotOptimize(live);
+    if (live != kLive * kBytes) state.SkipWithError("the walk lost blocks");
+  }
+}
+BENCHMARK(BM_WalkLiveBlocksGrownTable)->Unit(benchmark::kMicrosecond);
 
 void BM_CounterReadsNothingMoved(benchmark::State& state) {
   paddle_prof::internal::CounterMemory memory(paddle_prof::CUDAPlace(0));

@@ -68,11 +68,14 @@ class BlockTable {
     const size_t mask = count_ - 1;
     for (size_t i = Home(key), n = 0; n < kMaxProbe; i = (i + 1) & mask, ++n) {
       Slot& s = slots_[i];
+      std::atomic<uint64_t>& word = taken_[i / 64];
+      const uint64_t bits = word.load(std::memory_order_relaxed);
+      const uint64_t bit = uint64_t{1} << (i % 64);
       // A slot not taken is written without being read: the common insert stores into a
       // line it does not wait for. A taken one may hold another thread's tombstone.
       // Only this thread turns a free slot into a used one: no compare-and-swap needed.
-      if (!Taken(i) || s.key.load(std::memory_order_relaxed) < kFirstKey) {
-        SetTaken(i, true);
+      if ((bits & bit) == 0 || s.key.load(std::memory_order_relaxed) < kFirstKey) {
+        word.store(bits | bit, std::memory_order_relaxed);
         s.Write(block);
         s.key.store(key, std::memory_order_release);  // publishes the fields
         return true;
@@ -94,7 +97,7 @@ class BlockTable {
       if (k != key) continue;
       s.Read(block);
       s.key.store(kTombstone, std::memory_order_relaxed);
-      if (owner) SetTaken(i, false);
+      if (owner) ClearTaken(i);
       return true;
     }
     return false;
@@ -186,18 +189,14 @@ class BlockTable {
     for (size_t j = (i - 1) & mask; walked > 0; j = (j - 1) & mask, --walked) {
       if (slots_[j].key.load(std::memory_order_relaxed) != kTombstone) return;
       slots_[j].key.store(kEmpty, std::memory_order_relaxed);
-      SetTaken(j, false);
+      ClearTaken(j);
     }
   }
 
-  bool Taken(size_t i) const {
-    return (taken_[i / 64].load(std::memory_order_relaxed) >> (i % 64) & 1) != 0;
-  }
-  void SetTaken(size_t i, bool taken) {  // owner only: a plain load and store
+  void ClearTaken(size_t i) {  // owner only: a plain load and store
     std::atomic<uint64_t>& word = taken_[i / 64];
-    const uint64_t bit = uint64_t{1} << (i % 64);
-    const uint64_t bits = word.load(std::memory_order_relaxed);
-    word.store(taken ? bits | bit : bits & ~bit, std::memory_order_relaxed);
+    word.store(word.load(std::memory_order_relaxed) & ~(uint64_t{1} << (i % 64)),
+               std::memory_order_relaxed);
   }
   // The slots, then the taken bits in whole words.
   size_t MappedBytes() const { return count_ * sizeof(Slot) + (count_ + 63) / 64 * 8; }
