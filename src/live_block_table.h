@@ -107,8 +107,8 @@ class BlockTable {
   }
   size_t slots() const { return count_; }
 
-  // Calls fn(const LiveBlock&) for each block live during the walk. Reads only the slots
-  // whose taken bit is set: a report costs what is live, not the table's size.
+  // Calls fn(const LiveBlock&) for each block live during the walk. Reads the taken bits
+  // (one per 64-byte slot) and only the slots they name.
   template <typename Fn>
   void ForEach(Fn&& fn) const {
     for (size_t w = 0; w * 64 < count_; ++w) {
