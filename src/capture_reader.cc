@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <unordered_map>
@@ -24,6 +25,24 @@
 namespace paddle_prof::internal {
 
 namespace {
+
+// Buffers of recoveries that ended, emptied: an EventBuffer keeps its chunks for as long
+// as the process lives (a recorder's does), so a process that recovers again and again
+// reuses them rather than growing.
+std::mutex g_spare_buffers_mu;
+std::vector<std::unique_ptr<EventBuffer>>& SpareBuffers() {
+  static auto* spare = new std::vector<std::unique_ptr<EventBuffer>>;
+  return *spare;
+}
+
+std::unique_ptr<EventBuffer> TakeBuffer() {
+  std::lock_guard<std::mutex> lock(g_spare_buffers_mu);
+  std::vector<std::unique_ptr<EventBuffer>>& spare = SpareBuffers();
+  if (spare.empty()) return std::make_unique<EventBuffer>();
+  std::unique_ptr<EventBuffer> buffer = std::move(spare.back());
+  spare.pop_back();
+  return buffer;
+}
 
 bool ReadFile(const std::string& path, std::string* bytes) {
   std::ifstream in(path, std::ios::binary);
@@ -135,6 +154,10 @@ class NameResolver {
   std::map<std::string, int> files_;
 };
 
+// Bounds of byte figures: no block or place holds 256 TiB, and no window moves 4 EiB.
+constexpr uint64_t kMaxBytes = uint64_t{1} << 48;
+constexpr uint64_t kMaxBytesRead = uint64_t{1} << 62;
+
 struct Meta {
   uint64_t window = 0;
   ProcessInfo process;  // pid, host and rank; the role is the main one's
@@ -176,11 +199,21 @@ Meta ReadMeta(const std::string& dir) {
     } else if (key == "state") {
       std::string state;
       in >> state;
-      meta.state = ParseProfilerState(state);
+      try {
+        meta.state = ParseProfilerState(state);
+      } catch (const std::invalid_argument& e) {
+        throw std::runtime_error("paddle_prof: " + path + ": " + e.what());
+      }
     } else if (key == "start_tick") {
       in >> meta.start_tick;
     } else if (key == "ns_per_tick") {
-      in >> meta.ns_per_tick;
+      std::string rate;
+      in >> rate;
+      std::istringstream(rate) >> meta.ns_per_tick;
+      if (!(meta.ns_per_tick > 0 && meta.ns_per_tick < 1e9)) {  // NaN and failed reads too
+        throw std::runtime_error("paddle_prof: " + path + ": ns_per_tick '" + rate +
+                                 "' is not a clock rate");
+      }
     } else if (key == "timeline") {
       in >> meta.memory_timeline;
     } else if (key == "place") {
@@ -188,21 +221,43 @@ Meta ReadMeta(const std::string& dir) {
       in >> p.start_bytes >> p.peak_bytes >> p.end_bytes >> p.untracked_frees;
       in.get();
       std::getline(in, p.place);
+      for (const int64_t figure : {p.start_bytes, p.peak_bytes, p.end_bytes, p.untracked_frees}) {
+        if (figure < 0 || static_cast<uint64_t>(figure) >= kMaxBytes) {
+          throw std::runtime_error("paddle_prof: " + path + ": place '" + p.place +
+                                   "' has a figure out of range (" + std::to_string(figure) + ")");
+        }
+      }
       meta.places.push_back(std::move(p));
     }
   }
   return meta;
 }
 
-std::vector<StepMark> ReadSteps(const std::string& dir) {
+// Whether `tick` is at most 2^62 ns (146 years) after the window's start, as every
+// tick of a real window is: times in ns since the start then fit any integer type.
+bool InWindow(const Meta& meta, uint64_t tick) {
+  return tick <= meta.start_tick ||
+         static_cast<double>(tick - meta.start_tick) * meta.ns_per_tick < 0x1p62;
+}
+constexpr char kTickTooLate[] = "a tick past 146 years after the window's start";
+
+std::vector<StepMark> ReadSteps(const std::string& dir, const Meta& meta,
+                                std::vector<std::string>* warnings) {
   std::string text;
-  ReadFile(CaptureFile(dir, "steps"), &text);
+  const std::string path = CaptureFile(dir, "steps");
+  ReadFile(path, &text);
   std::vector<StepMark> steps;
   if (!text.empty() && text.back() != '\n') text.erase(text.rfind('\n') + 1);  // a torn line
   for (const std::string& line : Lines(text)) {
     std::istringstream in(line);
     StepMark& step = steps.emplace_back();
     in >> step.tick;
+    if (!InWindow(meta, step.tick)) {
+      steps.pop_back();
+      warnings->push_back(path + ": step " + std::to_string(steps.size()) + " has " + kTickTooLate +
+                          "; it and the steps after it are left out.");
+      break;
+    }
     for (std::string field; std::getline(in, field, '\t');) {
       std::istringstream f(field);
       std::string tag, name;
@@ -218,20 +273,58 @@ std::vector<StepMark> ReadSteps(const std::string& dir) {
   return steps;
 }
 
-// Records of one recorder's chunk files, up to the first never written.
+// Why `r` is no record a recorder writes, or nullptr. The last record of a process
+// killed mid-write may be torn (part of it still zero). Byte figures are bounded, one by
+// one and all together (`bytes_read`), so that the report's sums of them cannot overflow.
+const char* Malformed(const EventRecord& r, const Meta& meta, uint64_t* bytes_read) {
+  const RecordKind kind = r.kind();
+  if (kind > RecordKind::kStack) return "of no kind paddle_prof writes";
+  const bool memory = kind == RecordKind::kAlloc || kind == RecordKind::kFree;
+  if (r.name == nullptr && (memory || kind == RecordKind::kCall)) {
+    return "a call or memory event without a name";
+  }
+  if ((memory || kind == RecordKind::kCall) && !InWindow(meta, r.start)) return kTickTooLate;
+  if (kind == RecordKind::kCall && !InWindow(meta, r.end)) return kTickTooLate;
+  if (memory || kind == RecordKind::kScopeMemory) {
+    // An allocation's bytes are in `end`; a scope's figures in both.
+    const uint64_t start = kind == RecordKind::kScopeMemory ? r.start : 0;
+    if (start >= kMaxBytes || r.end >= kMaxBytes) return "a memory figure over 256 TiB";
+    *bytes_read += start + r.end;
+    if (*bytes_read >= kMaxBytesRead) return "past 4 EiB of memory figures in all";
+  }
+  return nullptr;
+}
+
+// Records of one recorder's chunk files, up to the first never written. A malformed
+// record ends them, with a warning that says what was left out.
 void ReadThread(const std::string& dir, const Meta& meta, int index, NameResolver* names,
-                EventBuffer* buffer, Collection* c) {
+                EventBuffer* buffer, Collection* c, uint64_t* bytes_read) {
   const std::string prefix = CaptureChunkPrefix(dir, meta.window, index);
   const EventRecord zero{};
   for (size_t chunk = 0;; ++chunk) {
     std::string bytes;
-    if (!ReadFile(prefix + std::to_string(chunk), &bytes)) return;
+    const std::string path = prefix + std::to_string(chunk);
+    if (!ReadFile(path, &bytes)) return;
     const size_t count = bytes.size() / sizeof(EventRecord);
     for (size_t i = 0; i < count; ++i) {
       EventRecord r;
       std::memcpy(&r, bytes.data() + i * sizeof(EventRecord), sizeof(r));
       if (std::memcmp(&r, &zero, sizeof(r)) == 0) return;  // not written: the end
+      if (const char* why = Malformed(r, meta, bytes_read)) {
+        c->warnings.push_back(path + ": record " + std::to_string(i) + " is " + why +
+                              " (torn as the process ended, or not written by paddle_prof); "
+                              "the thread's records from there on are left out.");
+        return;
+      }
       const RecordKind kind = r.kind();
+      if (kind == RecordKind::kAlloc || kind == RecordKind::kFree ||
+          kind == RecordKind::kScopeMemory) {
+        // A place made after the meta was last written (at the window's open or a step
+        // mark) has no line there: it goes by its index.
+        for (size_t p = c->places.size(); p <= static_cast<size_t>(r.place()); ++p) {
+          c->places.emplace_back().place = "[place " + std::to_string(p) + "]";
+        }
+      }
       if (kind == RecordKind::kStack) continue;  // ids of the dead process's stack table
       if (kind == RecordKind::kCall || kind == RecordKind::kAlloc || kind == RecordKind::kFree) {
         r.name = names->Resolve(r.name);
@@ -249,11 +342,20 @@ void ReadThread(const std::string& dir, const Meta& meta, int index, NameResolve
 
 }  // namespace
 
+RecoveredCapture::~RecoveredCapture() {
+  std::lock_guard<std::mutex> lock(g_spare_buffers_mu);
+  for (std::unique_ptr<EventBuffer>& buffer : buffers) {
+    buffer->Clear();
+    SpareBuffers().push_back(std::move(buffer));
+  }
+}
+
 std::unique_ptr<RecoveredCapture> ReadCapture(const std::string& dir) {
   const Meta meta = ReadMeta(dir);
   auto recovered = std::make_unique<RecoveredCapture>();
   Collection& c = recovered->collection;
   c.state = meta.state;
+  c.gpu_traced = meta.state != ProfilerState::kCPU;
   c.process = meta.process;
   c.clock.unix_ns = meta.unix_ns;
   c.start_tick = meta.start_tick;
@@ -261,7 +363,16 @@ std::unique_ptr<RecoveredCapture> ReadCapture(const std::string& dir) {
   c.ns_per_tick = meta.ns_per_tick;
   c.places = meta.places;
   c.memory_timeline = meta.memory_timeline;
-  c.steps = ReadSteps(dir);
+  c.warnings.push_back("the process (pid " + std::to_string(meta.process.pid) +
+                       ") ended without stopping its profiler: this report was recovered "
+                       "from its capture in '" +
+                       dir +
+                       "'; calls still open then are left out, live bytes per event are not "
+                       "known (Live Mem. reads 0) and each place's end bytes are those of "
+                       "the last step mark (or of the window's open).");
+  if (c.gpu_traced)
+    c.warnings.push_back("GPU work is not captured: the recovered report has none.");
+  c.steps = ReadSteps(dir, meta, &c.warnings);
   for (const StepMark& step : c.steps) c.end_tick = std::max(c.end_tick, step.tick);
   NameResolver names(dir, &recovered->names);
   // The recorders that started the window: each wrote its thread's file.
@@ -279,27 +390,18 @@ std::unique_ptr<RecoveredCapture> ReadCapture(const std::string& dir) {
     closedir(d);
   }
   std::sort(indexes.begin(), indexes.end());
+  uint64_t bytes_read = 0;
   for (const int index : indexes) {
     std::string info;
     ReadFile(CaptureThreadFile(dir, meta.window, index), &info);
     const std::vector<std::string> lines = Lines(info);
-    auto& buffer = recovered->buffers.emplace_back(std::make_unique<EventBuffer>());
-    ReadThread(dir, meta, index, &names, buffer.get(), &c);
+    auto& buffer = recovered->buffers.emplace_back(TakeBuffer());
+    ReadThread(dir, meta, index, &names, buffer.get(), &c, &bytes_read);
     c.threads.push_back({index, lines.empty() ? 0 : std::atoi(lines[0].c_str()),
                          lines.size() > 1 ? lines[1] : "", buffer.get(), 0, buffer->Size(), 0});
   }
   c.buffer_chunks = EventBuffer::ChunksInUse();
   c.buffer_bound_mb = EventBuffer::BoundMb();
-  c.gpu_traced = meta.state != ProfilerState::kCPU;
-  c.warnings.push_back("the process (pid " + std::to_string(meta.process.pid) +
-                       ") ended without stopping its profiler: this report was recovered "
-                       "from its capture in '" +
-                       dir +
-                       "'; calls still open then are left out, live bytes per event are not "
-                       "known (Live Mem. reads 0) and each place's end bytes are those of "
-                       "the last step mark (or of the window's open).");
-  if (c.gpu_traced)
-    c.warnings.push_back("GPU work is not captured: the recovered report has none.");
   GatherMemoryEvents(c, &c.memory_events);
   c.gpu_correlation = CorrelateGpu(c);
   return recovered;

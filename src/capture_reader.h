@@ -22,6 +22,9 @@ namespace paddle_prof::internal {
 
 // A recovered window: the Collection and what its threads' records point into.
 struct RecoveredCapture {
+  // Keeps the buffers for the next recovery: EventBuffers never return their memory.
+  ~RecoveredCapture();
+
   Collection collection;
   std::vector<std::unique_ptr<EventBuffer>> buffers;
   std::deque<std::string> names;  // the recovered names the records point to

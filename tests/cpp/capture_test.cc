@@ -13,10 +13,14 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "capture_files.h"
 #include "capture_reader.h"
+#include "event_record.h"
 #include "flags.h"
 #include "paddle_prof/paddle_prof.h"
 #include "process_identity.h"
@@ -153,6 +157,113 @@ TEST(Capture, NoCaptureIsAClearError) {
     ADD_FAILURE() << "recovered a capture from an empty directory";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("no capture in"), std::string::npos) << e.what();
+  }
+}
+
+// A capture made by hand, of window 1 started at tick 100 with one recorder: the meta
+// with `meta_lines` in place of the usual state, clock and place lines, the records of
+// `records` in its chunk, `steps` as its steps file, and the name "op" at 0x1000.
+std::string HandMadeCapture(
+    const std::string& name, const std::vector<internal::EventRecord>& records,
+    const std::string& meta_lines = "state CPU\nns_per_tick 1\nplace 0 0 0 0 CPU\n",
+    const std::string& steps = "110\n") {
+  const std::string dir = NewDir(name);
+  const auto write = [&dir](const char* file, const void* bytes, size_t size) {
+    std::ofstream(internal::CaptureFile(dir, file), std::ios::binary)
+        .write(static_cast<const char*>(bytes), static_cast<std::streamsize>(size));
+  };
+  const std::string meta =
+      "paddle_prof capture 1\nwindow 1\npid 42\nstart_tick 100\nhost h\n" + meta_lines;
+  write("meta", meta.data(), meta.size());
+  write("steps", steps.data(), steps.size());
+  const char names[] = "\x00\x10\0\0\0\0\0\0\x02\0\0\0op";
+  write("names", names, sizeof(names) - 1);
+  write("w1.t0.info", "1\nmain\n", 7);
+  write("w1.t0.c0", records.data(), records.size() * sizeof(internal::EventRecord));
+  return dir;
+}
+
+const char* const kOp = reinterpret_cast<const char*>(0x1000);
+
+// The recovery's error, or "" when it recovered.
+std::string RecoveryError(const std::string& dir) {
+  try {
+    internal::RecoverCapture(dir, {});
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A record that no recorder writes (the last one torn as the process ended, or a file
+// that is no capture) ends its thread's records, with a warning naming its file.
+TEST(Capture, AMalformedRecordEndsItsThreadWithAWarningNamingTheFile) {
+  using internal::EventRecord;
+  using internal::RecordKind;
+  const auto warned = [](const std::vector<EventRecord>& records, const std::string& why) {
+    const std::string dir = HandMadeCapture("capture_malformed", records);
+    const Report report = internal::RecoverCapture(dir, {});
+    EXPECT_EQ(Row(report, "op").calls, 1);
+    EXPECT_TRUE(HasWarning(report, internal::CaptureFile(dir, "w1.t0.c0") + ": record 1 is " + why +
+                                       " (torn as the process ended"))
+        << report.Table();
+    std::filesystem::remove_all(dir);
+  };
+  const EventRecord op = EventRecord::Call(kOp, nullptr, 0, false, 101, 102);
+  warned({op, EventRecord::Call(nullptr, nullptr, 0, false, 103, 104)},
+         "a call or memory event without a name");
+  warned({op, EventRecord::Memory(RecordKind::kAlloc, 0, kOp, nullptr, 103, int64_t{1} << 48)},
+         "a memory figure over 256 TiB");
+  warned({op, EventRecord::Call(kOp, nullptr, 0, false, 103, UINT64_MAX)},
+         "a tick past 146 years after the window's start");
+  EventRecord no_kind = op;
+  no_kind.tag_bits |= uint64_t{7} << 60;
+  warned({op, no_kind}, "of no kind paddle_prof writes");
+}
+
+TEST(Capture, AStepPastAnyRealWindowEndsTheStepsWithAWarning) {
+  const std::string dir = HandMadeCapture("capture_late_step", {}, "state CPU\nns_per_tick 1\n",
+                                          "110\n18446744073709551615\n120\n");
+  const Report report = internal::RecoverCapture(dir, {});
+  EXPECT_EQ(report.steps.size(), 1u);
+  EXPECT_TRUE(HasWarning(
+      report, internal::CaptureFile(dir, "steps") + ": step 1 has a tick past 146 years"))
+      << report.Table();
+  std::filesystem::remove_all(dir);
+}
+
+// A place made after the meta was last written goes by its index.
+TEST(Capture, APlaceTheMetaDoesNotNameGoesByItsIndex) {
+  const std::string dir = HandMadeCapture(
+      "capture_late_place",
+      {internal::EventRecord::Memory(internal::RecordKind::kAlloc, 2, kOp, nullptr, 101, 64)},
+      "state CPU\nns_per_tick 1\n");
+  const Report report = internal::RecoverCapture(dir, {});
+  EXPECT_EQ(testing::PlaceOf(report, "[place 2]").peak_bytes, 64);
+  std::filesystem::remove_all(dir);
+}
+
+// EventBuffers keep their memory: a process that recovers again and again reuses it.
+TEST(Capture, RecoveringAgainTakesNoMoreMemory) {
+  const std::string dir = HandMadeCapture(
+      "capture_again", {internal::EventRecord::Call(kOp, nullptr, 0, false, 101, 102)});
+  internal::RecoverCapture(dir, {});
+  const size_t chunks = internal::EventBuffer::ChunksInUse();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(Row(internal::RecoverCapture(dir, {}), "op").calls, 1);
+  EXPECT_EQ(internal::EventBuffer::ChunksInUse(), chunks);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Capture, AMetaThatPaddleProfDidNotWriteIsAClearError) {
+  for (const auto& [meta, error] : std::vector<std::pair<std::string, std::string>>{
+           {"state TPU\n", ": unknown profiler state 'TPU'"},
+           {"ns_per_tick nan\n", ": ns_per_tick 'nan' is not a clock rate"},
+           {"place -5 0 0 0 CPU\n", ": place 'CPU' has a figure out of range (-5)"}}) {
+    const std::string dir = HandMadeCapture("capture_bad_meta", {}, meta);
+    EXPECT_EQ(RecoveryError(dir).find("paddle_prof: " + internal::CaptureFile(dir, "meta") + error),
+              0u)
+        << RecoveryError(dir);
+    std::filesystem::remove_all(dir);
   }
 }
 
