@@ -7,7 +7,7 @@ packages=(cmake g++ make pkg-config
           python3 python3-dev pybind11-dev python3-numpy python3-pytest
           python3-setuptools python3-wheel python3-pip python3-venv
           python3-torch libtorch-dev
-          libjemalloc2 libtcmalloc-minimal4
+          libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0  # other mallocs under the preload library
           libunwind8  # native frames under --native --record-stacks (loaded at run time)
           heaptrack time
           chromium)  # the HTML report's tests render it headless

@@ -11,10 +11,19 @@
 namespace paddle_prof::internal {
 
 namespace {
-std::atomic<MappingReader> g_mapping_reader{nullptr};
+std::atomic<const MappingReader*> g_mapping_reader{nullptr};
+MappingReader g_reader_set;  // written once, before g_mapping_reader publishes it
 }  // namespace
 
-void SetMappingReader(MappingReader reader) { g_mapping_reader.store(reader); }
+void SetMappingReader(MappingReader reader) {
+  g_reader_set = reader;
+  g_mapping_reader.store(&g_reader_set, std::memory_order_release);
+}
+
+int64_t MappingsNotFollowedByPreload() {
+  const MappingReader* reader = g_mapping_reader.load(std::memory_order_acquire);
+  return reader != nullptr ? reader->not_followed() : 0;
+}
 
 std::map<std::string, int64_t> ReadProcessMemory() {
   std::map<std::string, int64_t> figures;
@@ -37,9 +46,9 @@ std::map<std::string, int64_t> ReadProcessMemory() {
     figures["malloc_mmap_bytes"] = static_cast<int64_t>(info.hblkhd);
   }
 #endif
-  if (MappingReader reader = g_mapping_reader.load()) {
+  if (const MappingReader* reader = g_mapping_reader.load(std::memory_order_acquire)) {
     int64_t reserved = 0, resident = 0;
-    reader(&reserved, &resident);
+    reader->read(&reserved, &resident);
     figures["mmap_reserved_bytes"] = reserved;
     figures["mmap_resident_bytes"] = resident;
   }

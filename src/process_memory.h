@@ -16,9 +16,17 @@ namespace paddle_prof::internal {
 // anonymous mappings, JIT code buffers for one). A figure that cannot be read is left out.
 std::map<std::string, int64_t> ReadProcessMemory();
 
-// Set by the preload library, which sees the program's mmap and munmap calls.
-using MappingReader = void (*)(int64_t* reserved_bytes, int64_t* resident_bytes);
+// Set by the preload library, which sees the program's mmap, munmap and mremap calls:
+// `read` adds the mappings' reserved and resident bytes, `not_followed` counts the
+// mapping calls its account had to leave out.
+struct MappingReader {
+  void (*read)(int64_t* reserved_bytes, int64_t* resident_bytes);
+  int64_t (*not_followed)();
+};
 void SetMappingReader(MappingReader reader);
+
+// The count the preload library's `not_followed` gives; 0 without it.
+int64_t MappingsNotFollowedByPreload();
 
 }  // namespace paddle_prof::internal
 

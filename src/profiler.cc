@@ -92,6 +92,7 @@ struct Control {
   std::vector<internal::StepMark> steps;
   internal::TrackerCounts tracker_at_start;
   int64_t capture_failed_at_start = 0;  // EventBuffer::CaptureChunksFailed()
+  int64_t mappings_not_followed_at_start = 0;  // MappingsNotFollowedByPreload()
   // A flight recorder (keep_last_steps): only the last steps' records are kept.
   int keep_last_steps = 0;  // 0: every step
   int64_t steps_dropped = 0;
@@ -265,6 +266,7 @@ void OpenWindow(Control& control) {
   g_memory_timeline.store(FLAGS_paddle_prof_memory_timeline, std::memory_order_relaxed);
   control.tracker_at_start = internal::TrackerCountsNow();
   control.capture_failed_at_start = internal::EventBuffer::CaptureChunksFailed();
+  control.mappings_not_followed_at_start = internal::MappingsNotFollowedByPreload();
   internal::OpenPlaceWindow();
   control.start_ns = internal::MonotonicNs();
   uint64_t unix_ns = 0;
@@ -507,6 +509,15 @@ void CollectLocked(const Control& control, uint64_t window, uint64_t end_ns,
                           std::to_string(failed) +
                           " thread(s) could not add a record chunk there (a full disk?): their "
                           "later records are in this report but not in the capture.");
+  }
+  if (const int64_t missed =
+          internal::MappingsNotFollowedByPreload() - control.mappings_not_followed_at_start;
+      missed > 0) {
+    c->warnings.push_back(std::to_string(missed) +
+                          " mapping call(s) not followed: more anonymous mappings than the "
+                          "65,536 regions the account holds, or a signal handler's mapping "
+                          "while its thread edited it; mmap_reserved_bytes and "
+                          "mmap_resident_bytes leave them out.");
   }
   if (!control.clock_warning.empty()) c->warnings.push_back(control.clock_warning);
   KeepToTheKeptSteps(control, c);  // after the clock's check, which needs the whole window

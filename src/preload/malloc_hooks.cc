@@ -18,6 +18,7 @@
 // (native_tracking.h). Every lock the hooks take is held across fork().
 #include <errno.h>
 #include <malloc.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,10 @@ namespace {
 std::atomic<int> g_native_place{-1};  // -1 until initialised, and in a forked child
 int g_initialised_place = -1;         // what it was set to as the library initialised
 
-void StopTrackingInChild() { g_native_place.store(-1, std::memory_order_relaxed); }
+void AfterForkInChild() {
+  CheckMappingsInChild();
+  g_native_place.store(-1, std::memory_order_relaxed);  // until a followed child resumes it
+}
 // A followed child profiles itself (native_tracking.h).
 void ResumeTrackingInChild() {
   g_native_place.store(g_initialised_place, std::memory_order_release);
@@ -199,11 +203,8 @@ void WarnNotTheProcessMalloc() {
   if (write(STDERR_FILENO, message.data(), message.size()) < 0) return;  // nowhere to say it
 }
 
-// The allocator has served calls by now (libstdc++'s constructor allocates), so its own
-// fork handlers, if any, were registered before this library's: fork takes the mappings
-// lock first, then the allocator's, the order NoteMapping (mapped_regions.cc) takes them
-// in. The profiler's handlers (libpaddle_prof.so, loaded first) come after both: nothing
-// reads the mappings under the profiler's locks.
+// No hook holds a lock across fork (mapped_regions.h), so the order of the fork handlers
+// does not matter here.
 __attribute__((constructor)) void Initialise() {
   NativeGuard setting_up;
   RemoveFromPreload();
@@ -211,9 +212,8 @@ __attribute__((constructor)) void Initialise() {
     WarnNotTheProcessMalloc();
     return;
   }
-  pthread_atfork(&LockMappingsForFork, &UnlockMappingsAfterFork, &UnlockMappingsAfterFork);
-  pthread_atfork(nullptr, nullptr, &StopTrackingInChild);
-  SetMappingReader(&ReadMappings);
+  pthread_atfork(nullptr, nullptr, &AfterForkInChild);
+  SetMappingReader({&ReadMappings, &MappingsNotFollowed});
   g_initialised_place = PlaceIndex(NativePlace());
   SetNativeTrackingResumer(&ResumeTrackingInChild);
   g_native_place.store(g_initialised_place, std::memory_order_release);
@@ -228,10 +228,11 @@ extern "C" {
 __attribute__((visibility("default"))) void* mmap(void* addr, size_t length, int prot, int flags,
                                                   int fd, off_t offset) {
   void* result = reinterpret_cast<void*>(syscall(SYS_mmap, addr, length, prot, flags, fd, offset));
-  if (result != MAP_FAILED && (flags & MAP_ANONYMOUS) != 0 &&
+  const bool anonymous = (flags & MAP_ANONYMOUS) != 0;
+  // A file mapped with MAP_FIXED replaces whatever anonymous memory was there.
+  if (result != MAP_FAILED && (anonymous || (flags & MAP_FIXED) != 0) &&
       paddle_prof::internal::TrackingPlace() >= 0) {
-    paddle_prof::internal::NoteMapping(reinterpret_cast<uintptr_t>(result), length,
-                                       /*mapped=*/true);
+    paddle_prof::internal::NoteMapping(reinterpret_cast<uintptr_t>(result), length, anonymous);
   }
   return result;
 }
@@ -248,6 +249,27 @@ __attribute__((visibility("default"))) int munmap(void* addr, size_t length) {
                                        /*mapped=*/false);
   }
   return static_cast<int>(syscall(SYS_munmap, addr, length));
+}
+
+// A mapping the program grows, shrinks or moves (glibc's own realloc calls the kernel
+// directly, and is not seen here).
+__attribute__((visibility("default"))) void* mremap(void* old_address, size_t old_size,
+                                                    size_t new_size, int flags, ...) {
+  void* new_address = nullptr;
+  if ((flags & MREMAP_FIXED) != 0) {
+    va_list args;
+    va_start(args, flags);
+    new_address = va_arg(args, void*);
+    va_end(args);
+  }
+  void* result = reinterpret_cast<void*>(
+      syscall(SYS_mremap, old_address, old_size, new_size, flags, new_address));
+  if (result != MAP_FAILED && paddle_prof::internal::TrackingPlace() >= 0) {
+    paddle_prof::internal::NoteRemapping(
+        reinterpret_cast<uintptr_t>(old_address), old_size, reinterpret_cast<uintptr_t>(result),
+        new_size, /*old_kept=*/(flags & MREMAP_DONTUNMAP) != 0);
+  }
+  return result;
 }
 
 }  // extern "C"

@@ -18,17 +18,32 @@ namespace paddle_prof::internal {
 // `length` rounded up to whole pages: what a mapping (or a pvalloc block) takes.
 size_t PageRounded(size_t length);
 
+// Every function here may run inside the allocator, from a hook: none allocates or
+// waits on anything but the table's own lock, held for a search and a memmove.
+
 // [start, start + length) was unmapped, or (`mapped`) newly mapped, perhaps over an old
-// mapping (MAP_FIXED). Takes the mappings lock, then may allocate under it.
+// mapping (MAP_FIXED).
 void NoteMapping(uintptr_t start, size_t length, bool mapped);
+
+// mremap moved [old_start, old_start + old_length) to [new_start, new_start + new_length)
+// (the same start when it grew or shrank in place; `old_kept` for MREMAP_DONTUNMAP). Followed
+// when the old region was one of the program's anonymous mappings.
+void NoteRemapping(uintptr_t old_start, size_t old_length, uintptr_t new_start,
+                   size_t new_length, bool old_kept);
 
 // Adds what the regions reserve, and what of that is resident, to the two figures: the
 // library's MappingReader (process_memory.h).
 void ReadMappings(int64_t* reserved, int64_t* resident);
 
-// Held across fork, so that the child's copy is never locked by a thread that is not there.
-void LockMappingsForFork();
-void UnlockMappingsAfterFork();
+// Mapping calls left out of the account: the table was full (vm.max_map_count raised
+// past its 65,536 regions), or a signal handler mapped memory while its thread was
+// editing the table.
+int64_t MappingsNotFollowed();
+
+// In a forked child, first: a table some other thread was editing at the fork is started
+// afresh (its regions counted as not followed). Nothing is held across fork: a lock
+// held there would make the fork wait on threads that wait on the allocator.
+void CheckMappingsInChild();
 
 }  // namespace paddle_prof::internal
 

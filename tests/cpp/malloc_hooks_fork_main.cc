@@ -1,10 +1,12 @@
-// The preload library's mappings lock across fork: run under
+// The preload library's mappings table across fork: run under
 // LD_PRELOAD=libpaddle_prof_preload.so. Two threads map and unmap without pause (each
-// call takes the lock) and a third marks steps (each reads the mappings too) while the
-// main thread forks; each child reads the process's memory figures, which takes the lock
-// again. A child forked while a thread held it would wait forever: the parent gives each
-// child 10 s. A fork that takes the locks in another order than the step marks do would
-// hang the parent itself: an alarm ends it after 60 s. Exit 0 when every child finished.
+// call edits the table under its lock) and a third marks steps (each reads the mappings
+// too) while the main thread forks; each child reads the process's memory figures, which
+// takes the lock again. Nothing holds that lock across fork, so a child forked while a
+// thread edited the table must start its account afresh: one that found the lock copied
+// held would wait forever, and the parent gives each child 10 s. A fork that waited on a
+// lock in another order than the step marks take them would hang the parent itself: an
+// alarm ends it after 60 s. Exit 0 when every child finished.
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
