@@ -54,8 +54,8 @@ def test_a_program_linked_with_any_malloc_always_ends(allocator, profiled):
     if binaries is None:
         pytest.skip('PADDLE_PROF_TEST_BINARIES is not set: run through ctest')
     program = pathlib.Path(binaries) / f'preload_stress_{allocator}_main'
-    env = dict(os.environ, LD_PRELOAD=_preload_library(), PADDLE_PROF_TEST_PROFILE=profiled,
-               FLAGS_paddle_prof_follow_children='0')
+    # The window follows the forked child: the fork handlers run with a window open.
+    env = dict(os.environ, LD_PRELOAD=_preload_library(), PADDLE_PROF_TEST_PROFILE=profiled)
     for _ in range(RUNS):
         result = _run_until_done([str(program)], env)
         assert b'all threads finished' in result.stdout
