@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import warnings
 from typing import Optional
 
 from paddle_prof.paths import check_path
@@ -87,9 +88,24 @@ class save_to:  # noqa: N801 (the API's name, as torch's tensorboard_trace_handl
         self.directory = check_path(directory, "save_to directory")
         self.name = (check_path(name, "save_to name") if name is not None
                      else f"{socket.gethostname()}.{os.getpid()}")
+        # A directory that can never be made is refused here, not at a cycle's end.
+        existing = os.path.abspath(self.directory)
+        while not os.path.exists(existing):
+            existing = os.path.dirname(existing)
+        if not os.path.isdir(existing):
+            raise ValueError(f"save_to: {existing!r} is not a directory, so "
+                             f"{self.directory!r} cannot be one")
 
-    def profile_path(self, cycle: int) -> str:
-        os.makedirs(self.directory, exist_ok=True)
+    def profile_path(self, cycle: int) -> Optional[str]:
+        """The cycle's trace path, its directory made; None (with a warning) where it
+        cannot be made: a cycle's files never stop the program."""
+        try:
+            os.makedirs(self.directory, exist_ok=True)
+        except OSError as e:
+            warnings.warn(f"paddle_prof.save_to: cycle {cycle}'s files are not written: "
+                          f"cannot make the directory {self.directory!r} ({e}); its report "
+                          "is kept in prof.reports", RuntimeWarning, stacklevel=2)
+            return None
         return os.path.join(self.directory, f"{self.name}.cycle{cycle}.json")
 
     def __call__(self, report: object) -> None:

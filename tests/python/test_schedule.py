@@ -3,6 +3,7 @@
 import io
 import json
 import os
+import shutil
 import socket
 
 import pytest
@@ -119,6 +120,33 @@ def test_save_to_checks_its_paths_when_made(tmp_path):
     with pytest.raises(ValueError, match='^save_to name: embedded null byte$'):
         paddle_prof.save_to(runs, name='job\0')
     assert os.listdir(tmp_path) == []
+    existing = tmp_path / 'a_file'
+    existing.write_text('kept')
+    with pytest.raises(ValueError, match=f"^save_to: '{existing}' is not a directory, so "
+                                         f"'{existing}' cannot be one$"):
+        paddle_prof.save_to(existing)
+    with pytest.raises(ValueError, match=f"^save_to: '{existing}' is not a directory"):
+        paddle_prof.save_to(existing / 'runs')
+    assert existing.read_text() == 'kept'
+
+
+def test_a_cycle_whose_files_cannot_be_written_warns_and_the_loop_goes_on(tmp_path):
+    runs = tmp_path / 'runs'
+    sched = paddle_prof.schedule(active=1, repeat=3)
+    with pytest.warns(RuntimeWarning, match="^paddle_prof.save_to: cycle 1's files are not "
+                                            "written: cannot make the directory"):
+        with paddle_prof.profiler('CPU', schedule=sched,
+                                  on_trace_ready=paddle_prof.save_to(runs, name='job')) as prof:
+            _steps(prof, 1)
+            shutil.rmtree(runs)
+            runs.write_text('someone else\'s file')  # where cycle 1 would go
+            _steps(prof, 1)
+            runs.unlink()
+            _steps(prof, 1)
+    assert [r.cycle for r in prof.reports] == [0, 1, 2]
+    assert all(sum(e.calls for e in r.events) == 4 for r in prof.reports)
+    assert sorted(os.listdir(runs)) == ['job.cycle2.json', 'job.cycle2.json.html',
+                                        'job.cycle2.json.summary.json']
 
 
 def test_wrong_schedules_are_refused():
