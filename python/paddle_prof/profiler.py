@@ -343,13 +343,14 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
         self._step = 0          # the schedule's step now running
         self._recording = False  # this profiler's window is open
 
-    def _window_path(self, cycle: Optional[int]) -> PathArg:
-        """Where the window's files go: the profile path, or the cycle's."""
+    def _window_path(self, cycle: Optional[int], ending: bool = False) -> PathArg:
+        """Where the window's files go: the profile path, or the cycle's (`ending`: as the
+        cycle ends and its files are written)."""
         if cycle is None:
             return self.profile_path
         saving = getattr(self.on_trace_ready, "profile_path", None)
         if callable(saving):
-            return saving(cycle)
+            return saving(cycle, ending)
         if self.profile_path is None:
             return None
         return _schedule.cycle_path(_check_path(self.profile_path), cycle)
@@ -389,8 +390,8 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
     def _finish_cycle(self, cycle: int) -> None:
         """Stops the window and hands the cycle's report on."""
         self._recording = False
-        report = _stop(self.sorted_key, self._window_path(cycle), self.per_thread, cycle,
-                       self.per_process)
+        path = self._window_path(cycle, ending=True)
+        report = _stop(self.sorted_key, path, self.per_thread, cycle, self.per_process)
         self.reports.append(report)
         self.report = report
         if self.on_trace_ready is None:

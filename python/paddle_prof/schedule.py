@@ -96,17 +96,21 @@ class save_to:  # noqa: N801 (the API's name, as torch's tensorboard_trace_handl
             raise ValueError(f"save_to: {existing!r} is not a directory, so "
                              f"{self.directory!r} cannot be one")
 
-    def profile_path(self, cycle: int) -> Optional[str]:
-        """The cycle's trace path, its directory made; None (with a warning) where it
-        cannot be made: a cycle's files never stop the program."""
+    def profile_path(self, cycle: int, ending: bool = True) -> Optional[str]:
+        """The cycle's trace path, its directory made. Where that cannot be made, a cycle
+        that is `ending` gets None and a warning (its files never stop the program); one
+        that begins gets the path all the same, as the directory may be there by its end."""
+        path = os.path.join(self.directory, f"{self.name}.cycle{cycle}.json")
         try:
             os.makedirs(self.directory, exist_ok=True)
         except OSError as e:
+            if not ending:
+                return path
             warnings.warn(f"paddle_prof.save_to: cycle {cycle}'s files are not written: "
                           f"cannot make the directory {self.directory!r} ({e}); its report "
-                          "is kept in prof.reports", RuntimeWarning, stacklevel=2)
+                          "is kept in prof.reports", RuntimeWarning, stacklevel=3)
             return None
-        return os.path.join(self.directory, f"{self.name}.cycle{cycle}.json")
+        return path
 
     def __call__(self, report: object) -> None:
         """The files are written as the cycle's report is built; nothing is left to do."""
