@@ -19,6 +19,7 @@
 #include "event_record.h"
 #include "gpu_correlation.h"
 #include "memory_timeline.h"
+#include "memory_tracker.h"
 #include "profile_files.h"
 #include "report_builder.h"
 
@@ -154,9 +155,9 @@ class NameResolver {
   std::map<std::string, int> files_;
 };
 
-// Bounds of byte figures: no block or place holds 256 TiB, and no window moves 4 EiB.
-constexpr uint64_t kMaxBytes = uint64_t{1} << 48;
-constexpr uint64_t kMaxBytesRead = uint64_t{1} << 62;
+// No window moves 4 EiB: byte figures are bounded one by one and all together, so that
+// the report's sums of them cannot overflow.
+constexpr uint64_t kMaxBytes = uint64_t{1} << 62;
 
 struct Meta {
   uint64_t window = 0;
@@ -240,6 +241,7 @@ bool InWindow(const Meta& meta, uint64_t tick) {
          static_cast<double>(tick - meta.start_tick) * meta.ns_per_tick < 0x1p62;
 }
 constexpr char kTickTooLate[] = "a tick past 146 years after the window's start";
+constexpr char kTooMany[] = "past 4 EiB (2^62 bytes) of memory figures in all";
 
 std::vector<StepMark> ReadSteps(const std::string& dir, const Meta& meta,
                                 std::vector<std::string>* warnings) {
@@ -274,8 +276,8 @@ std::vector<StepMark> ReadSteps(const std::string& dir, const Meta& meta,
 }
 
 // Why `r` is no record a recorder writes, or nullptr. The last record of a process
-// killed mid-write may be torn (part of it still zero). Byte figures are bounded, one by
-// one and all together (`bytes_read`), so that the report's sums of them cannot overflow.
+// killed mid-write may be torn (part of it still zero). `bytes_read` sums the byte
+// figures so far.
 const char* Malformed(const EventRecord& r, const Meta& meta, uint64_t* bytes_read) {
   const RecordKind kind = r.kind();
   if (kind > RecordKind::kStack) return "of no kind paddle_prof writes";
@@ -287,10 +289,11 @@ const char* Malformed(const EventRecord& r, const Meta& meta, uint64_t* bytes_re
   if (kind == RecordKind::kCall && !InWindow(meta, r.end)) return kTickTooLate;
   if (memory || kind == RecordKind::kScopeMemory) {
     // An allocation's bytes are in `end`; a scope's figures in both.
+    if (memory && r.end > kLargestBlock) return "a block over 64 PiB (2^56 bytes)";
     const uint64_t start = kind == RecordKind::kScopeMemory ? r.start : 0;
-    if (start >= kMaxBytes || r.end >= kMaxBytes) return "a memory figure over 256 TiB";
+    if (start >= kMaxBytes || r.end >= kMaxBytes) return kTooMany;
     *bytes_read += start + r.end;
-    if (*bytes_read >= kMaxBytesRead) return "past 4 EiB of memory figures in all";
+    if (*bytes_read >= kMaxBytes) return kTooMany;
   }
   return nullptr;
 }

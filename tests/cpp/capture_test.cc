@@ -196,7 +196,8 @@ std::string RecoveryError(const std::string& dir) {
 }
 
 // A record that no recorder writes (the last one torn as the process ended, or a file
-// that is no capture) ends its thread's records, with a warning naming its file.
+// that is no capture) ends its thread's records, with a warning naming its file. Here
+// the last record is that one.
 TEST(Capture, AMalformedRecordEndsItsThreadWithAWarningNamingTheFile) {
   using internal::EventRecord;
   using internal::RecordKind;
@@ -204,7 +205,8 @@ TEST(Capture, AMalformedRecordEndsItsThreadWithAWarningNamingTheFile) {
     const std::string dir = HandMadeCapture("capture_malformed", records);
     const Report report = internal::RecoverCapture(dir, {});
     EXPECT_EQ(Row(report, "op").calls, 1);
-    EXPECT_TRUE(HasWarning(report, internal::CaptureFile(dir, "w1.t0.c0") + ": record 1 is " + why +
+    EXPECT_TRUE(HasWarning(report, internal::CaptureFile(dir, "w1.t0.c0") + ": record " +
+                                       std::to_string(records.size() - 1) + " is " + why +
                                        " (torn as the process ended"))
         << report.Table();
     std::filesystem::remove_all(dir);
@@ -212,8 +214,13 @@ TEST(Capture, AMalformedRecordEndsItsThreadWithAWarningNamingTheFile) {
   const EventRecord op = EventRecord::Call(kOp, nullptr, 0, false, 101, 102);
   warned({op, EventRecord::Call(nullptr, nullptr, 0, false, 103, 104)},
          "a call or memory event without a name");
-  warned({op, EventRecord::Memory(RecordKind::kAlloc, 0, kOp, nullptr, 103, int64_t{1} << 48)},
-         "a memory figure over 256 TiB");
+  warned(
+      {op, EventRecord::Memory(RecordKind::kAlloc, 0, kOp, nullptr, 103, (int64_t{1} << 56) + 1)},
+      "a block over 64 PiB (2^56 bytes)");
+  std::vector<EventRecord> four_eib(
+      65, EventRecord::Memory(RecordKind::kAlloc, 0, kOp, nullptr, 103, int64_t{1} << 56));
+  four_eib[0] = op;
+  warned(four_eib, "past 4 EiB (2^62 bytes) of memory figures in all");
   warned({op, EventRecord::Call(kOp, nullptr, 0, false, 103, UINT64_MAX)},
          "a tick past 146 years after the window's start");
   EventRecord no_kind = op;
