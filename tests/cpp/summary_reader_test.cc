@@ -87,7 +87,11 @@ TEST(SummaryReaderTest, MergedAndChildFieldsReadBack) {
   report.cycle = 2;
   report.oom = OutOfMemory{"CPU", 1 << 20, "inner", {"outer", "inner"}, 4096};
   // Where memory comes from: paths, sources, native frames.
-  const RowBytes holder{"conv", "[1, 2]", 2048, {"forward", "conv"}, "train.py:3 in f",
+  const RowBytes holder{"conv",
+                        "[1, 2]",
+                        2048,
+                        {"forward", "conv"},
+                        "train.py:3 in f",
                         {"at::native::conv (libtorch_cpu.so)", "libdnnl.so.2+0x10"}};
   report.oom->holders = {holder};
   report.places[0].at_peak.push_back(holder);
@@ -174,6 +178,56 @@ TEST(SummaryReaderTest, WhatIsNotASummaryIsAnErrorNamingItsSource) {
                 .find("/some/file.json: not a paddle_prof summary ("),
             std::string::npos);
   EXPECT_THROW(LoadSummary("/no/such/file.summary.json"), std::invalid_argument);
+}
+
+// What no writer writes, however deep or large, is an error naming the source, never a
+// crash: JSON nested past any summary (nlohmann's parser and dump() recurse per level),
+// numbers that the report's types or sums cannot hold.
+TEST(SummaryReaderTest, WhatNoWriterWritesIsAnErrorNamingItsSource) {
+  const auto message = [](const std::string& text) {
+    try {
+      ReportFromJson(text, "/some/file.json");
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string deep =
+      R"({"version":)" + std::string(100000, '[') + std::string(100000, ']') + R"(,"events":[]})";
+  EXPECT_EQ(message(deep),
+            "/some/file.json: not a paddle_prof summary (nesting deeper than 512 at byte 522)");
+  EXPECT_EQ(message(R"({"version": "1", "events": []})"),
+            "/some/file.json: not a paddle_prof summary (its version is string, not a number)");
+  nlohmann::json summary = nlohmann::json::parse(Profiled().ToJson());
+  const auto with = [&summary](const nlohmann::json::json_pointer& at,
+                               const nlohmann::json& value) {
+    nlohmann::json changed = summary;
+    changed[at] = value;
+    return changed.dump();
+  };
+  EXPECT_EQ(message(with("/events/0/process"_json_pointer, 1.3883e22)),
+            "/some/file.json: not a paddle_prof summary ('process' is 1.3883e+22, not an integer "
+            "from -9223372036854775808 to 9223372036854775807)");
+  EXPECT_NE(message(with("/events/0/calls"_json_pointer, UINT64_MAX))
+                .find("'calls' is 18446744073709551615, not an integer"),
+            std::string::npos);
+  EXPECT_NE(message(with("/events/0/total_ms"_json_pointer, -1e308))
+                .find("'total_ms' is -1e+308, not a number from -1e300 to 1e300"),
+            std::string::npos);
+  EXPECT_NE(message(with("/clock/offset_ns"_json_pointer, INT64_MAX))
+                .find("'offset_ns' is 9223372036854775807"),
+            std::string::npos);
+  EXPECT_NE(message(with("/timeline/CPU/bytes"_json_pointer, {0}))
+                .find("timeline 'CPU' is not two arrays of one length"),
+            std::string::npos);
+  EXPECT_NE(message(with("/events/0/min_ms"_json_pointer, 1e9))
+                .find("in row 'outer', 'min_ms' is above 'max_ms'"),
+            std::string::npos);
+  EXPECT_NE(message(with("/events/0/gpu_total_ms"_json_pointer, 1))
+                .find("in row 'outer', 'gpu_total_ms', 'gpu_min_ms' and 'gpu_max_ms' are not all "
+                      "null or all numbers"),
+            std::string::npos);
+  EXPECT_EQ(message(summary.dump()), "no error");
 }
 
 }  // namespace
