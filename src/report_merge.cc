@@ -1,6 +1,8 @@
 #include "report_merge.h"
 
 #include <algorithm>
+#include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -19,8 +21,39 @@ std::string InputName(const Report& input, size_t i) {
   return input.summary_path.empty() ? "input " + std::to_string(i) : input.summary_path;
 }
 
+// Adds to `total` the magnitudes of what a merge adds up of `report`'s (calls, bytes and
+// counts, sources' calls, dropped events); false once the total passes INT64_MAX, past
+// which a merged sum could overflow. Only a summary that no profiler wrote gets there.
+bool AddFigures(const Report& report, uint64_t* total) {
+  const auto add = [total](int64_t v) {
+    const uint64_t magnitude = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+    return !__builtin_add_overflow(*total, magnitude, total) &&
+           *total <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  };
+  bool fits = add(report.dropped_events);
+  for (const EventRow& row : report.events) {
+    fits = fits && add(row.calls);
+    for (const auto& [place, m] : row.memory) {
+      for (const int64_t v :
+           {m.peak_bytes, m.alloc_bytes, m.alloc_count, m.free_bytes, m.free_count, m.live_bytes}) {
+        fits = fits && add(v);
+      }
+    }
+    for (const SourceCalls& source : row.sources) fits = fits && add(source.calls);
+  }
+  return fits;
+}
+
 void CheckInputs(const std::vector<Report>& inputs) {
   if (inputs.empty()) throw std::invalid_argument("nothing to merge: no profiles were given");
+  uint64_t total = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!AddFigures(inputs[i], &total)) {
+      throw std::invalid_argument(InputName(inputs[i], i) +
+                                  ": its calls, bytes and counts, with those of the inputs "
+                                  "before it, add up past 2^63: too large to merge");
+    }
+  }
   std::map<std::pair<std::string, int64_t>, size_t> seen;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ProcessInfo& p = inputs[i].process;
@@ -217,7 +250,20 @@ Report MergeReports(const std::vector<Report>& inputs, EventSortingKey key) {
   return merged;
 }
 
-void MergeChildren(Report* parent, const std::vector<Report>& children, bool per_process) {
+void MergeChildren(Report* parent, const std::vector<Report>& all_children, bool per_process) {
+  std::vector<std::reference_wrapper<const Report>> children;
+  uint64_t total = 0;
+  AddFigures(*parent, &total);  // this process's own figures, which fit
+  for (const Report& child : all_children) {
+    if (AddFigures(child, &total)) {
+      children.push_back(child);
+    } else {
+      parent->warnings.push_back("pid " + std::to_string(child.process.pid) + ": its profile " +
+                                 child.summary_path +
+                                 " was left out: its calls, bytes and counts add up past 2^63 "
+                                 "with those merged before it");
+    }
+  }
   RowMerger rows;
   const auto add_rows = [&](const Report& report) {
     for (EventRow row : report.events) {

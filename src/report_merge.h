@@ -15,8 +15,9 @@
 namespace paddle_prof::internal {
 
 // paddle_prof.merge(): profiles of several processes or ranks as one report.
-// std::invalid_argument for an empty list, or for two inputs of the same process
-// (same host and pid), naming both inputs (by summary_path when set, else "input N").
+// std::invalid_argument for an empty list, for two inputs of the same process (same host
+// and pid), naming both inputs (by summary_path when set, else "input N"), or for an
+// input whose calls, bytes and counts add up past 2^63 with the ones before it, naming it.
 // Each input's place timelines are keyed by PlaceLabel() and shifted onto the merged
 // clock (the earliest input's start on rank 0's clock).
 Report MergeReports(const std::vector<Report>& inputs, EventSortingKey key);
@@ -30,6 +31,8 @@ Report MergeReports(const std::vector<Report>& inputs, EventSortingKey key);
 // child's report.process, calls = sum of the child's row calls, wall_ms, summary_path);
 // the children's warnings come over prefixed "pid N: "; ratios are recomputed and rows
 // re-sorted by parent->sorted_by. Steps, wall_ms, process and clock stay the parent's.
+// A child whose calls, bytes and counts add up past 2^63 with those before it is left
+// out, with a warning.
 void MergeChildren(Report* parent, const std::vector<Report>& children, bool per_process);
 
 }  // namespace paddle_prof::internal

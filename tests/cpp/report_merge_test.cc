@@ -422,6 +422,25 @@ TEST(ReportMergeTest, BadInputsAreErrorsNamingThem) {
   EXPECT_EQ(MergeReports(inputs, EventSortingKey::kTotal).merged_from.size(), 3u);
 }
 
+// Figures that add up past what an int64_t holds, over the inputs or children: only a
+// summary no profiler wrote has them. Each is named, none silently wraps.
+TEST(ReportMergeTest, FiguresThatWouldOverflowTheirSumsAreNamed) {
+  std::vector<Report> inputs = TwoRanks();
+  inputs[1].summary_path = "/tmp/b.summary.json";
+  inputs[1].events[0].calls = INT64_MAX - 4;
+  try {
+    MergeReports(inputs, EventSortingKey::kTotal);
+    ADD_FAILURE() << "calls past INT64_MAX merged";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "/tmp/b.summary.json: its calls, bytes and counts, with those of the inputs before "
+              "it, add up past 2^63: too large to merge");
+  }
+  inputs[1].events[0].calls = 3;
+  inputs[1].events[0].memory["CPU"].free_bytes = INT64_MIN;  // magnitudes count
+  EXPECT_THROW(MergeReports(inputs, EventSortingKey::kTotal), std::invalid_argument);
+}
+
 Report Child(int64_t pid) {
   EventRow a = MakeRow("a", 1, 2, 2, 2, 2);
   a.memory["CPU"] = Memory(64, 64, 1, 0, 0, 64);
@@ -530,6 +549,20 @@ TEST(ReportMergeTest, WithoutChildrenOnlyPerProcessChangesTheRows) {
   MergeChildren(&alone, {}, /*per_process=*/true);
   EXPECT_EQ(alone.events[0].process, 100);
   EXPECT_FALSE(alone.places[0].process.has_value());
+}
+
+TEST(ReportMergeTest, AChildWhoseFiguresWouldOverflowTheSumsIsLeftOutAndNamed) {
+  Report parent = Parent();
+  Report huge = Child(300);
+  huge.events[1].calls = INT64_MAX;
+  MergeChildren(&parent, {Child(200), huge}, false);
+  ASSERT_EQ(parent.processes.size(), 1u);
+  EXPECT_EQ(parent.processes[0].pid, 200);
+  EXPECT_EQ(Row(parent, "b").calls, 4);
+  EXPECT_TRUE(HasWarning(parent,
+                         "pid 300: its profile /tmp/kids/300.json.summary.json was left "
+                         "out: its calls, bytes and counts add up past 2^63"))
+      << parent.Table();
 }
 
 }  // namespace
