@@ -1,10 +1,13 @@
-"""Every command the README shows works as written, from the checkout's root, after the
-main job: each line of its ``sh`` blocks runs, in order, in a copy of the root (links to
-its files, ``build`` the build under test), so a command is tested the day it is written.
+"""Every command the README and the pages under docs/ show works as written, from the
+checkout's root, after the main job: each line of their ``sh`` blocks runs, in order (the
+README first, then the docs pages sorted by name, so a page may use what the README's
+commands wrote), in a copy of the root (links to its files, ``build`` the build under
+test), so a command is tested the day it is written.
 
-Left out, each for its reason (SKIPPED): the fresh-machine commands and the build block,
-which ``scripts/test.sh`` runs itself. Commands shown inline (benchmarks, which take
-minutes or a GPU) are not run, but each file they name must exist.
+Left out, each for its reason (SKIPPED): the fresh-machine commands, the build block and
+the virtual environment's install, which ``scripts/test.sh`` runs itself. Commands shown
+inline or in ``text`` blocks (benchmarks, which take minutes or a GPU; syntax with
+placeholders) are not run, but each file an inline one names must exist.
 """
 
 import os
@@ -17,6 +20,8 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 README = ROOT / 'README.md'
+# The README first: the pages' commands may read what its commands wrote.
+PAGES = [README] + sorted((ROOT / 'docs').glob('*.md'))
 SKIPPED = {
     'bash scripts/main.sh': 'the main job: its training command runs first, as MAIN_JOB',
     'bash scripts/test.sh': 'this very suite',
@@ -25,6 +30,9 @@ SKIPPED = {
         'scripts/test.sh configures, builds and installs the package, and builds a consumer',
     'cmake --build build -j': 'as above',
     'cmake --install build --prefix /usr/local': 'as above, into a temporary prefix',
+    '/usr/bin/python3 -m venv --system-site-packages .venv':
+        'scripts/test.sh pip-installs the package into a temporary virtual environment',
+    '.venv/bin/python -m pip install --no-build-isolation .': 'as above',
 }
 
 
@@ -37,6 +45,10 @@ def sh_commands(text):
     return commands
 
 
+def all_commands():
+    return [c for page in PAGES for c in sh_commands(page.read_text())]
+
+
 def bare(command):
     return command.split('  #')[0].strip()
 
@@ -46,19 +58,31 @@ INLINE = re.compile(r'`((?:PYTHONPATH=\S+ |[A-Z_]+=\S+ )*(?:bash|/usr/bin/python
                     r'[^`]*)`')
 
 
-def test_the_readme_shows_commands_and_skips_only_known_ones():
-    commands = [bare(c) for c in sh_commands(README.read_text())]
-    assert 'bash scripts/main.sh' in commands and len(commands) > len(SKIPPED)
+def test_the_pages_show_commands_and_skip_only_known_ones():
+    readme = [bare(c) for c in sh_commands(README.read_text())]
+    assert readme[:2] == ['bash scripts/main.sh', 'bash scripts/test.sh'], readme[:2]
+    commands = [bare(c) for c in all_commands()]
+    assert len(commands) > len(SKIPPED)
+    # A skip whose command is gone would hide the next command written the same way.
     assert set(SKIPPED) <= set(commands), set(SKIPPED) - set(commands)
+
+
+def test_no_sh_block_is_indented():
+    # An indented fence (inside a list item) is not found by sh_commands: it would go
+    # untested.
+    for page in PAGES:
+        indented = re.findall(r'^[ \t]+```sh\s*$', page.read_text(), flags=re.M)
+        assert not indented, f'{page.name}: an indented sh block'
 
 
 def test_every_file_an_inline_command_names_exists():
     named = 0
-    for span in INLINE.findall(README.read_text()):
-        for word in span.split():
-            if re.fullmatch(r'(benchmarks|examples|scripts|tests)/[\w./-]+', word):
-                assert (ROOT / word).exists(), f'{span}: no {word}'
-                named += 1
+    for page in PAGES:
+        for span in INLINE.findall(page.read_text()):
+            for word in span.split():
+                if re.fullmatch(r'(benchmarks|examples|scripts|tests)/[\w./-]+', word):
+                    assert (ROOT / word).exists(), f'{page.name}: {span}: no {word}'
+                    named += 1
     assert named > 0
 
 
@@ -79,16 +103,16 @@ def _scratch_root(tmp_path):
     return root
 
 
-def _run(command, cwd):
+def _run(command, cwd, page='scripts/main.sh'):
     result = subprocess.run(['bash', '-e', '-o', 'pipefail', '-c', command], cwd=cwd,
                             capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, (f'README command failed ({result.returncode}): {command}\n'
+    assert result.returncode == 0, (f'{page} command failed ({result.returncode}): {command}\n'
                                     f'{result.stdout[-3000:]}\n{result.stderr[-3000:]}')
     return result
 
 
 @pytest.mark.torch
-def test_every_readme_command_works_from_the_root_after_the_main_job(tmp_path):
+def test_every_command_works_from_the_root_after_the_main_job(tmp_path):
     if shutil.which('bash') is None:
         pytest.skip('no bash')
     root = _scratch_root(tmp_path)
@@ -98,11 +122,12 @@ def test_every_readme_command_works_from_the_root_after_the_main_job(tmp_path):
     _run(main_job[0], root)
     assert (root / 'profile.json.summary.json').exists()
     ran = 0
-    for command in sh_commands(README.read_text()):
-        if bare(command) in SKIPPED:
-            continue
-        _run(command, root)
-        ran += 1
+    for page in PAGES:
+        for command in sh_commands(page.read_text()):
+            if bare(command) in SKIPPED:
+                continue
+            _run(command, root, page.name)
+            ran += 1
     assert ran >= 6
     assert (root / 'report.html').stat().st_size > 0
     assert (root / 'prof' / 'merged.json.summary.json').exists()
