@@ -17,6 +17,7 @@
 #include "gpu_correlation.h"
 #include "live_block_table.h"
 #include "memory_tracker.h"
+#include "open_call.h"
 #include "paddle_prof/report.h"
 
 namespace paddle_prof::internal {
@@ -31,17 +32,6 @@ struct ThreadSnapshot {
   // Calls begun in the window by then, less those dropped or ended on another thread:
   // each is a call record within `size`, or a call left out as still open.
   int64_t begun_unreported = 0;
-};
-
-// A scope still open on the thread that collected the window (its names are held while
-// the report is built there): the outer part of call paths inside it.
-struct OpenCall {
-  int thread = 0;  // ThreadSnapshot::index
-  const char* name = nullptr;
-  const char* tag = nullptr;
-  uint64_t start = 0;
-  uint32_t depth = 0;
-  uint32_t stack = 0;  // a top-level scope's call stack id (call_stacks.h)
 };
 
 // One allocation or free of the window, from any thread.

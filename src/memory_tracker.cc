@@ -4,7 +4,7 @@
 
 #include "live_block_table.h"
 #include "paddle_prof/allocator.h"
-#include "paddle_prof/profiler.h"
+#include "paddle_prof/profiler_enabled.h"
 #include "place_registry.h"
 #include "thread_recorder.h"
 #include "window_state.h"

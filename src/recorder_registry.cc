@@ -1,6 +1,6 @@
 #include "recorder_registry.h"
 
-#include "paddle_prof/profiler.h"
+#include "paddle_prof/profiler_enabled.h"
 
 namespace paddle_prof::internal {
 

@@ -11,7 +11,7 @@
 #include "clock.h"
 #include "native_guard.h"
 #include "native_stacks.h"
-#include "paddle_prof/profiler.h"
+#include "paddle_prof/profiler_enabled.h"
 #include "recorder_registry.h"
 #include "window_state.h"
 

@@ -18,13 +18,13 @@
 
 #include "call_stacks.h"
 #include "clock.h"
-#include "collection.h"
 #include "event_buffer.h"
 #include "gpu_tracer.h"
 #include "live_block_table.h"
 #include "memory_figures.h"
 #include "name_interner.h"
-#include "paddle_prof/profiler.h"
+#include "open_call.h"
+#include "paddle_prof/profiler_enabled.h"
 #include "place_registry.h"
 #include "scope_memory.h"
 

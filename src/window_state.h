@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "paddle_prof/profiler.h"
+#include "paddle_prof/profiler_enabled.h"
 
 namespace paddle_prof::internal {
 

@@ -18,10 +18,9 @@
 #ifndef PADDLE_PROF_PROFILER_H_
 #define PADDLE_PROF_PROFILER_H_
 
-#include <atomic>
-#include <cstdint>
 #include <string>
 
+#include "paddle_prof/profiler_enabled.h"  // IsProfilerEnabled()
 #include "paddle_prof/report.h"
 
 namespace paddle_prof {
@@ -56,14 +55,6 @@ Report SnapshotProfiler(EventSortingKey key = EventSortingKey::kDefault,
 
 // Marks the end of an iteration (training step). No-op while profiling is off.
 void MarkStep();
-
-namespace internal {
-// The open window's id, 0 while profiling is off. Read inline by RecordEvent so that
-// a disabled scope costs one relaxed load and a branch; written only by the profiler.
-extern std::atomic<uint64_t> g_window;
-}  // namespace internal
-
-inline bool IsProfilerEnabled() { return internal::g_window.load(std::memory_order_relaxed) != 0; }
 
 }  // namespace paddle_prof
 

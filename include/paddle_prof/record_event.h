@@ -21,7 +21,7 @@
 #include <string>
 #include <string_view>
 
-#include "paddle_prof/profiler.h"
+#include "paddle_prof/profiler_enabled.h"
 
 namespace paddle_prof {
 
