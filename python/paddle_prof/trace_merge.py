@@ -11,6 +11,7 @@ started against the earliest input's start, each start read on rank 0's clock
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from paddle_prof.atomic_write import write_atomically
@@ -27,6 +28,19 @@ def _name(process: Dict[str, Any]) -> str:
     return f"pid {process['pid']}"
 
 
+def _not_json(constant: str) -> float:
+    raise ValueError(f"{constant} is not JSON")
+
+
+def _finite(text: str) -> float:
+    """A number strict JSON readers (Chrome's, Perfetto's) read back: none past a double's
+    range, which Python would read as infinity and write as no JSON at all."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text} is out of range")
+    return value
+
+
 def _read_trace(summary: Dict[str, Any], path: Optional[str]) -> Tuple[Optional[dict], str]:
     """The input's trace, or None and why not."""
     label = _name(summary["process"])
@@ -36,13 +50,20 @@ def _read_trace(summary: Dict[str, Any], path: Optional[str]) -> Tuple[Optional[
     trace_path = path[:-len(SUMMARY_SUFFIX)]
     try:
         with open(trace_path, encoding="utf-8") as f:
-            trace = json.load(f)
-    except (OSError, ValueError) as e:
+            trace = json.load(f, parse_constant=_not_json, parse_float=_finite)
+    except (OSError, ValueError, RecursionError) as e:  # RecursionError: nested too deep
         return None, f"{label}: its trace {trace_path} could not be read ({e}); " \
                      f"the merged trace lacks it."
     if not isinstance(trace, dict) or not isinstance(trace.get("traceEvents"), list):
         return None, f"{label}: {trace_path} is not a Chrome trace; the merged trace lacks it."
     return trace, ""
+
+
+def _shifted(ts: Any, shift_us: float) -> Any:
+    """`ts` moved by `shift_us`; as it was when it is no time (a float could not hold it)."""
+    if isinstance(ts, bool) or not isinstance(ts, (int, float)) or abs(ts) > 1e300:
+        return ts
+    return round(ts + shift_us, 3)
 
 
 class _Pids:
@@ -81,11 +102,17 @@ def merge_traces(inputs: List[Report], merged: Report, out_path: str) -> List[st
         if trace is None:
             warnings.append(why)
             continue
-        time_unit = trace.get("displayTimeUnit", time_unit)
+        if isinstance(trace.get("displayTimeUnit"), str):
+            time_unit = trace["displayTimeUnit"]
         clock = summary["clock"]
         shift_us = (clock["unix_ns"] + clock["offset_ns"] - start_ns) / 1000
         label = _name(summary["process"])
-        trace_events = [e for e in trace["traceEvents"] if isinstance(e, dict)]
+        trace_events = [e for e in trace["traceEvents"]
+                        if isinstance(e, dict) and isinstance(e.get("pid"), int)]
+        left_out = len(trace["traceEvents"]) - len(trace_events)
+        if left_out:
+            warnings.append(f"{label}: {left_out} entries of its trace are no event of a process "
+                            f"(an object with an integer pid); the merged trace lacks them.")
         # The core writes its process's name first; GPUs come after, as processes of their own.
         own_pid = trace_events[0].get("pid") if trace_events else None
         moved: Dict[Any, int] = {}
@@ -94,14 +121,15 @@ def merge_traces(inputs: List[Report], merged: Report, out_path: str) -> List[st
             if old not in moved:
                 moved[old] = main_pids[i] if old == own_pid else pids.take(None)
             event["pid"] = moved[old]
-            if isinstance(event.get("ts"), (int, float)):
-                event["ts"] = round(event["ts"] + shift_us, 3)
+            if "ts" in event:
+                event["ts"] = _shifted(event["ts"], shift_us)
             if event.get("ph") in ("s", "t", "f") and isinstance(event.get("id"), int):
                 event["id"] += i * _FLOW_IDS_PER_INPUT
             if event.get("ph") == "M" and event.get("name") == "process_name":
                 own_process = old == own_pid
-                event["args"] = {"name": label if own_process
-                                 else f"{label}: {event.get('args', {}).get('name', '')}"}
+                args = event.get("args")
+                name = args.get("name", "") if isinstance(args, dict) else ""
+                event["args"] = {"name": label if own_process else f"{label}: {name}"}
             events.append(event)
         events.append({"name": "process_sort_index", "ph": "M", "pid": main_pids[i],
                        "args": {"sort_index": i}})

@@ -274,3 +274,49 @@ def test_each_inputs_gpu_stays_a_process_of_its_own(ranks, tmp_path):
     assert len(kernel_pids) == 2
     assert all(names[pid].endswith(": GPU 0") for pid in kernel_pids)
     assert len({e["id"] for e in events if e["name"] == "launch"}) == 2
+
+
+def merged_trace_of(ranks, tmp_path, rank1_trace):
+    """The CLI's merge of both ranks with rank 1's trace replaced: its warnings and trace."""
+    rank0, rank1 = ranks
+    rank1.write_text(rank1_trace)
+    out = tmp_path / "merged.json"
+    result = cli(rank0, rank1, "--profile-path", out)
+    assert result.returncode == 0, result.stderr
+    trace = json.loads(out.read_text(), parse_constant=lambda c: pytest.fail(f"{c} written"))
+    return summary(out)["warnings"], trace["traceEvents"]
+
+
+@pytest.mark.parametrize("trace, why", [
+    ("[" * 100000 + "]" * 100000, "maximum recursion depth exceeded"),
+    ('{"traceEvents": [{"name": "op", "ph": "X", "pid": 1, "ts": NaN}]}', "NaN is not JSON"),
+    ('{"traceEvents": [{"name": "op", "ph": "X", "pid": 1, "ts": 1e400}]}',
+     "the number 1e400 is out of range"),
+], ids=["nested_100000_deep", "nan", "past_a_double"])
+def test_a_trace_that_strict_json_readers_cannot_read_is_left_out_and_named(
+        ranks, tmp_path, trace, why):
+    warnings, events = merged_trace_of(ranks, tmp_path, trace)
+    rank1 = ranks[1]
+    [warning] = [w for w in warnings if "merged trace lacks it" in w]
+    assert warning.startswith(f"rank 1 (pid {summary(rank1)['process']['pid']}): its trace "
+                              f"{rank1} could not be read (")
+    assert why in warning
+    assert {e["pid"] for e in events} == {summary(ranks[0])["process"]["pid"]}
+
+
+def test_trace_entries_that_are_no_event_of_a_process_are_left_out_and_counted(ranks, tmp_path):
+    rank1 = ranks[1]
+    trace = json.loads(rank1.read_text())
+    pid = trace["traceEvents"][0]["pid"]
+    trace["traceEvents"] += [
+        {"name": "no_pid", "ph": "X", "ts": 1.0}, {"name": "object_pid", "ph": "X", "pid": {}},
+        7, {"name": "process_name", "ph": "M", "pid": 99, "args": []},
+        {"name": "late", "ph": "X", "pid": pid, "ts": 10 ** 400, "dur": 1}]
+    warnings, events = merged_trace_of(ranks, tmp_path, json.dumps(trace))
+    label = f"rank 1 (pid {summary(rank1)['process']['pid']})"
+    assert (f"{label}: 3 entries of its trace are no event of a process (an object with an "
+            f"integer pid); the merged trace lacks them.") in warnings
+    names = {e["args"]["name"] for e in events if e["name"] == "process_name"}
+    assert f"{label}: " in names  # the process whose name was no object
+    [late] = [e for e in events if e["name"] == "late"]
+    assert late["ts"] == 10 ** 400  # no time a float holds: left as it was
