@@ -96,11 +96,17 @@ def _print_table(report: Report) -> None:
     print(table, end="" if table.endswith("\n") else "\n")
 
 
+# What reading other processes' files may raise, each said in one line: ValueError for a
+# file that is not what it should be, RuntimeError (RecursionError among them) for one
+# that no reader should have met.
+_READ_ERRORS = (ValueError, RuntimeError)
+
+
 def _merge(options: argparse.Namespace) -> int:
     try:
         inputs = [load(path) for path in options.files]
         merged = merge(inputs, options.sorted_key)
-    except ValueError as e:
+    except _READ_ERRORS as e:
         print(f"paddle_prof merge: {e}", file=sys.stderr)
         return 1
     if options.profile_path is not None:
@@ -111,8 +117,9 @@ def _merge(options: argparse.Namespace) -> int:
             native.summary_path = options.profile_path + SUMMARY_SUFFIX
             write_atomically(native.summary_path, native.to_json())
             write_atomically(options.profile_path + ".html", native.to_html())
-        except OSError as e:
-            print(f"paddle_prof merge: cannot write {e.filename}: {e.strerror}", file=sys.stderr)
+        except OSError as e:  # e.filename may be a temporary beside the file
+            print(f"paddle_prof merge: cannot write {options.profile_path}: {e.strerror}",
+                  file=sys.stderr)
             return 1
         merged = Report(native)
     _print_table(merged)
@@ -125,7 +132,7 @@ def _html(options: argparse.Namespace) -> int:
             report = load(options.files[0])
         else:
             report = merge([load(path) for path in options.files])
-    except ValueError as e:
+    except _READ_ERRORS as e:
         print(f"paddle_prof html: {e}", file=sys.stderr)
         return 1
     try:
@@ -141,7 +148,7 @@ def _recover(options: argparse.Namespace) -> int:
     try:
         report = recover(options.directory, options.sorted_key, options.profile_path,
                          per_thread=options.per_thread)
-    except ValueError as e:
+    except _READ_ERRORS as e:
         print(e, file=sys.stderr)
         return 1
     _print_table(report)  # its warnings say how the process ended

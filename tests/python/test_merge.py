@@ -276,6 +276,38 @@ def test_each_inputs_gpu_stays_a_process_of_its_own(ranks, tmp_path):
     assert len({e["id"] for e in events if e["name"] == "launch"}) == 2
 
 
+def test_merge_of_three_good_summaries_and_a_bad_one_names_the_bad_one(ranks, tmp_path):
+    rank0, rank1 = ranks
+    rank2 = tmp_path / "rank2.json"
+    rank2.write_text(rank1.read_text())
+    s2 = summary(rank1)
+    s2["process"].update(pid=s2["process"]["pid"] + 1, rank=2)
+    (tmp_path / "rank2.json.summary.json").write_text(json.dumps(s2))
+    bad = tmp_path / "rank3.json.summary.json"
+    bad.write_text(json.dumps(summary(rank1))[:-100])  # cut short, as by a full disk
+    with pytest.raises(ValueError, match=f"^{bad}: not a paddle_prof summary"):
+        paddle_prof.merge([rank0, rank1, rank2, bad])
+    for files in ([rank0, rank1, bad, rank2], [bad, rank0, rank1, rank2]):
+        result = cli(*files, "--profile-path", tmp_path / "merged.json")
+        assert result.returncode == 1
+        assert result.stderr == f"paddle_prof merge: {bad}: not a paddle_prof summary (not JSON)\n"
+        assert result.stdout == ""
+        assert not (tmp_path / "merged.json").exists()  # no merge of three passed off as four
+    assert len(paddle_prof.merge([rank0, rank1, rank2]).to_dict()["merged_from"]) == 3
+
+
+def test_cli_errors_are_one_line_however_deep_the_file(tmp_path):
+    deep = tmp_path / "deep.json.summary.json"
+    deep.write_text('{"version":' + "[" * 100000 + "]" * 100000 + ', "events": []}')
+    for command in (["merge", deep], ["html", deep, "-o", tmp_path / "x.html"]):
+        result = subprocess.run([sys.executable, "-m", "paddle_prof", *map(str, command)],
+                                capture_output=True, text=True, timeout=120,
+                                env=os.environ.copy())
+        assert result.returncode == 1
+        assert result.stderr == (f"paddle_prof {command[0]}: {deep}: not a paddle_prof summary "
+                                 f"(nesting deeper than 512 at byte 522)\n")
+
+
 def merged_trace_of(ranks, tmp_path, rank1_trace):
     """The CLI's merge of both ranks with rank 1's trace replaced: its warnings and trace."""
     rank0, rank1 = ranks
