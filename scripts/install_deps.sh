@@ -10,6 +10,7 @@ packages=(cmake g++ make pkg-config
           libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0  # other mallocs under the preload library
           libunwind8  # native frames under --native --record-stacks (loaded at run time)
           heaptrack time
+          clang libclang-rt-14-dev  # libFuzzer and the sanitizers of scripts/fuzz.sh
           chromium)  # the HTML report's tests render it headless
 missing=()
 for p in "${packages[@]}"; do

@@ -52,4 +52,5 @@ if [ "${PADDLE_PROF_SANITIZERS:-1}" != 0 ]; then
     run_suite build-tsan -DPADDLE_PROF_SANITIZE=thread \
       -DPADDLE_PROF_BUILD_BENCHMARKS=OFF -DPADDLE_PROF_BUILD_EXAMPLES=OFF \
       -DPADDLE_PROF_BUILD_PYTHON=OFF
+  PADDLE_PROF_FUZZ_PYTHONPATH=build/python bash scripts/fuzz.sh  # the readers of others' files
 fi
