@@ -61,6 +61,18 @@ std::vector<std::string> Lines(const std::string& text) {
   return lines;
 }
 
+// A descriptor of the regular file at `path`, or -1: a mapping's path may name anything
+// by now, and opening a FIFO would wait for a writer that never comes.
+int OpenRegularFile(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  struct stat st;
+  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 // One mapping of the dead process, from its /proc/self/maps.
 struct Mapping {
   uint64_t begin = 0;
@@ -132,7 +144,7 @@ class NameResolver {
     std::snprintf(unknown, sizeof(unknown), "[unknown name %#lx]", static_cast<unsigned long>(p));
     if (m == maps_.begin() || p >= (--m)->end) return unknown;
     auto [file, inserted] = files_.try_emplace(m->path, -1);
-    if (inserted) file->second = open(m->path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (inserted) file->second = OpenRegularFile(m->path);
     if (file->second < 0) return unknown;
     std::string s;
     off_t at = static_cast<off_t>(m->offset + (p - m->begin));

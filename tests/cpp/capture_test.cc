@@ -239,6 +239,20 @@ TEST(Capture, AStepPastAnyRealWindowEndsTheStepsWithAWarning) {
   std::filesystem::remove_all(dir);
 }
 
+// A literal name is read from the file mapped where it lay, only if that is a regular
+// file: opening the FIFO found there now would wait forever.
+TEST(Capture, ALiteralNameInAFileThatIsNoRegularFileIsUnknown) {
+  const std::string dir = HandMadeCapture(
+      "capture_fifo", {internal::EventRecord::Call(reinterpret_cast<const char*>(0x7000), nullptr,
+                                                   0, false, 101, 102)});
+  const std::string fifo = dir + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  std::ofstream(internal::CaptureFile(dir, "maps"))
+      << "7000-8000 r--p 00000000 00:00 1 " << fifo << "\n";
+  EXPECT_EQ(Row(internal::RecoverCapture(dir, {}), "[unknown name 0x7000]").calls, 1);
+  std::filesystem::remove_all(dir);
+}
+
 // A place made after the meta was last written goes by its index.
 TEST(Capture, APlaceTheMetaDoesNotNameGoesByItsIndex) {
   const std::string dir = HandMadeCapture(
