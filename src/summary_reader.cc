@@ -18,7 +18,8 @@ namespace {
 
 using nlohmann::json;
 
-// Deeper than any summary: nlohmann's parser and serializer recurse per level.
+// Deeper than any summary: nlohmann's dump() recurses per level, and a value nested deep
+// enough ran an error's dump of it off the stack.
 constexpr int kMaxNesting = 512;
 
 // The offset at which `text` nests arrays and objects deeper than kMaxNesting, if it does.
@@ -44,6 +45,9 @@ std::optional<size_t> TooDeep(const std::string& text) {
   return std::nullopt;
 }
 
+// What a number read is, for an error: itself, or the type found instead.
+std::string Found(const json& j) { return j.is_number() ? j.dump() : j.type_name(); }
+
 // Integers as the writer writes them: whole JSON numbers in T's range, or a narrower
 // one. json's own get<T>() would convert a float, or an integer out of T's range, with
 // undefined or wrapped results.
@@ -59,9 +63,9 @@ T Integer(const json& j, const char* key, T lowest = std::numeric_limits<T>::min
                   : std::is_signed_v<T> && v >= static_cast<int64_t>(lowest);
   }
   if (!fits) {
-    throw std::invalid_argument(
-        std::string("'") + key + "' is " + (j.is_number() ? j.dump() : std::string(j.type_name())) +
-        ", not an integer from " + std::to_string(lowest) + " to " + std::to_string(highest));
+    throw std::invalid_argument(std::string("'") + key + "' is " + Found(j) +
+                                ", not an integer from " + std::to_string(lowest) + " to " +
+                                std::to_string(highest));
   }
   return j.get<T>();
 }
@@ -70,8 +74,7 @@ T Integer(const json& j, const char* key, T lowest = std::numeric_limits<T>::min
 // rows and children reaches infinity (which the writer would write as null).
 double Number(const json& j, const char* key) {
   if (!j.is_number() || !(std::abs(j.get<double>()) <= 1e300)) {
-    throw std::invalid_argument(std::string("'") + key + "' is " +
-                                (j.is_number() ? j.dump() : std::string(j.type_name())) +
+    throw std::invalid_argument(std::string("'") + key + "' is " + Found(j) +
                                 ", not a number from -1e300 to 1e300");
   }
   return j.get<double>();
