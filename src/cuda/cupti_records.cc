@@ -1,4 +1,4 @@
-#include "cuda/cupti_records.h"
+#include "cupti_records.h"
 
 namespace paddle_prof::internal {
 

@@ -1,4 +1,4 @@
-#include "cuda/cupti_tracer.h"
+#include "cupti_tracer.h"
 
 #include <cuda_runtime_api.h>
 

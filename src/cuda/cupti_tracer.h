@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <mutex>
 
-#include "cuda/cupti_records.h"
+#include "cupti_records.h"
 #include "gpu_tracer.h"
 
 namespace paddle_prof::internal {

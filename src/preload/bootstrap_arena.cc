@@ -1,4 +1,4 @@
-#include "preload/bootstrap_arena.h"
+#include "bootstrap_arena.h"
 
 #include <errno.h>
 

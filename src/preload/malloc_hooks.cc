@@ -35,9 +35,9 @@
 #include "native_tracking.h"
 #include "paddle_prof/place.h"
 #include "place_registry.h"
-#include "preload/bootstrap_arena.h"
-#include "preload/mapped_regions.h"
-#include "preload/next_malloc.h"
+#include "bootstrap_arena.h"
+#include "mapped_regions.h"
+#include "next_malloc.h"
 #include "process_memory.h"
 
 namespace paddle_prof::internal {

@@ -1,4 +1,4 @@
-#include "preload/mapped_regions.h"
+#include "mapped_regions.h"
 
 #include <sched.h>
 #include <sys/mman.h>

@@ -1,4 +1,4 @@
-#include "preload/next_malloc.h"
+#include "next_malloc.h"
 
 #include <errno.h>
 #include <link.h>
@@ -8,8 +8,8 @@
 #include <cstring>
 #include <type_traits>
 
-#include "preload/bootstrap_arena.h"
-#include "preload/object_symbols.h"
+#include "bootstrap_arena.h"
+#include "object_symbols.h"
 
 namespace paddle_prof::internal {
 

@@ -1,4 +1,4 @@
-#include "preload/object_symbols.h"
+#include "object_symbols.h"
 
 #include <elf.h>
 

@@ -185,7 +185,7 @@ struct Meta {
 Meta ReadMeta(const std::string& dir) {
   std::string text;
   const std::string path = CaptureFile(dir, "meta");
-  if (!ReadFile(path, &text) || text.rfind("paddle_prof capture 1\n", 0) != 0) {
+  if (!ReadFile(path, &text) || text.rfind(kCaptureMetaMagic, 0) != 0) {
     throw std::runtime_error(
         "paddle_prof: no capture in '" + dir + "' (" + path +
         (text.empty() ? ": " + std::string(std::strerror(errno)) : ": not a capture") + ")");

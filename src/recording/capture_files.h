@@ -28,6 +28,9 @@ namespace paddle_prof::internal {
 struct EventRecord;
 
 inline constexpr char kCapturePrefix[] = "pp_capture.";
+// The first line of pp_capture.meta: the format and its version, which the window control
+// writes (capture_control.cc) and recovery checks (capture_reader.cc).
+inline constexpr char kCaptureMetaMagic[] = "paddle_prof capture 1\n";
 
 std::string CaptureFile(const std::string& dir, std::string_view name);
 // The prefix of recorder `index`'s chunk files in `window`; the chunk number follows.

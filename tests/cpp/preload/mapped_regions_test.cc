@@ -1,7 +1,7 @@
 // The preload library's account of the program's anonymous mappings (mapped_regions.h),
 // on addresses that are never mapped: `reserved` is the sum of the regions it holds (and
 // `resident` stays 0, mincore finding nothing there).
-#include "preload/mapped_regions.h"
+#include "mapped_regions.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

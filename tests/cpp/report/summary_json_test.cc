@@ -1,4 +1,4 @@
-// The summary JSON: the schema of API.md, the file equal to Report::ToJson(), and
+// The summary JSON: its schema, the file equal to Report::ToJson(), and
 // numbers that read back exactly.
 #include <gtest/gtest.h>
 

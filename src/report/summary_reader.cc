@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "summary_format.h"
+
 namespace paddle_prof::internal {
 
 namespace {
@@ -300,9 +302,10 @@ Report ReportFromJson(const std::string& text, const std::string& source) {
     throw std::invalid_argument(source + ": not a paddle_prof summary (its version is " +
                                 version.type_name() + ", not a number)");
   }
-  if (version != 1) {
+  if (version != kSummaryVersion) {
     throw std::invalid_argument(source + ": a paddle_prof summary of version " + version.dump() +
-                                "; this paddle_prof reads version 1");
+                                "; this paddle_prof reads version " +
+                                std::to_string(kSummaryVersion));
   }
   try {
     return Read(j);

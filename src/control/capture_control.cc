@@ -55,7 +55,7 @@ bool WriteCaptureMeta(const Control& control, std::string* error) {
   const CaptureTarget& capture = *control.capture;
   char rate[64];
   std::snprintf(rate, sizeof(rate), "%.17g", Clock::NsPerTick());
-  std::string meta = "paddle_prof capture 1\nwindow " + std::to_string(capture.window) + "\npid " +
+  std::string meta = std::string(kCaptureMetaMagic) + "window " + std::to_string(capture.window) + "\npid " +
                      std::to_string(getpid()) + "\nstate " + ProfilerStateName(control.state) +
                      "\nstart_tick " + std::to_string(control.start_tick) + "\nns_per_tick " +
                      rate + "\nunix_ns " + std::to_string(control.start_unix_ns) + "\ntimeline " +

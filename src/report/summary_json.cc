@@ -1,6 +1,7 @@
-// Report::ToJson(): the summary JSON, schema version 1 (see API.md).
+// Report::ToJson(): the summary JSON (summary_format.h).
 #include "json_writer.h"
 #include "paddle_prof/report.h"
+#include "summary_format.h"
 
 namespace paddle_prof {
 
@@ -154,7 +155,7 @@ std::string Report::ToJson() const {
   std::string out;
   JsonWriter w(&out);
   w.BeginObject();
-  w.IntField("version", 1);
+  w.IntField("version", internal::kSummaryVersion);
   w.StringField("state", ProfilerStateName(state));
   w.StringField("sorted_by", SortingKeyName(sorted_by));
   w.DoubleField("wall_ms", wall_ms);

@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "cuda/cupti_records.h"
+#include "cupti_records.h"
 #include "paddle_prof/paddle_prof.h"
 #include "test_util.h"
 #ifdef PADDLE_PROF_TEST_KERNELS

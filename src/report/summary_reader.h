@@ -1,5 +1,5 @@
-// Summary files read back: the Report a summary JSON (version 1) holds, every field the
-// writer (summary_json.cc) writes. paddle_prof.load(), merges, and a parent reading the
+// Summary files read back: the Report a summary JSON (summary_format.h) holds, every
+// field the writer (summary_json.cc) writes. paddle_prof.load(), merges, and a parent reading the
 // summaries its children wrote all read through this.
 #ifndef PADDLE_PROF_SRC_SUMMARY_READER_H_
 #define PADDLE_PROF_SRC_SUMMARY_READER_H_
