@@ -20,7 +20,7 @@
 //    printed table shows by default, and whether windows record stacks;
 //  - SetCaptureDir (profiler_control.h) and RecoverCapture (capture_reader.h): the
 //    Python profiler's capture_dir, and paddle_prof.recover();
-//  - ProfilerStateNames, SortingKeyNames (enum_names.h): the names the package offers,
+//  - ProfilerStateNames (enum_names.h), SortingKeyNames (sort_keys.h): the names the package offers,
 //    from the core's own tables;
 //  - OnOutOfMemory (out_of_memory.h): the torch allocators' failures;
 //  - PlaceIndex (place_registry.h), TrackAlloc and TrackFree (memory_tracker.h): the
@@ -51,6 +51,7 @@
 #include "place_registry.h"
 #include "profiler_control.h"
 #include "report_merge.h"
+#include "sort_keys.h"
 #include "summary_reader.h"
 
 #endif  // PADDLE_PROF_SRC_BINDINGS_API_H_

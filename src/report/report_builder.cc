@@ -20,6 +20,7 @@
 #include "record_cursor.h"
 #include "row_label.h"
 #include "scope_memory.h"
+#include "sort_keys.h"
 #include "step_communication.h"
 
 namespace paddle_prof::internal {
@@ -420,36 +421,7 @@ void AddWarnings(const Collection& c, const LeftOut& left_out, CallPaths* paths,
   }
 }
 
-double SortValue(const EventRow& row, EventSortingKey key) {
-  switch (key) {
-    case EventSortingKey::kCalls:
-      return static_cast<double>(row.calls);
-    case EventSortingKey::kSelf:
-      return row.self_ms;
-    case EventSortingKey::kMin:
-      return row.min_ms;
-    case EventSortingKey::kMax:
-      return row.max_ms;
-    case EventSortingKey::kAve:
-      return row.ave_ms;
-    case EventSortingKey::kPeakMemory:
-      return static_cast<double>(SumOverPlaces(row, &MemoryStats::peak_bytes));
-    case EventSortingKey::kLiveMemory:
-      return static_cast<double>(SumOverPlaces(row, &MemoryStats::live_bytes));
-    case EventSortingKey::kDefault:
-    case EventSortingKey::kTotal:
-      break;
-  }
-  return row.total_ms;
-}
-
 }  // namespace
-
-int64_t SumOverPlaces(const EventRow& row, int64_t MemoryStats::*field) {
-  int64_t sum = 0;
-  for (const auto& [place, stats] : row.memory) sum += stats.*field;
-  return sum;
-}
 
 void SortRows(EventSortingKey key, std::vector<EventRow>* rows) {
   std::sort(rows->begin(), rows->end(), [key](const EventRow& a, const EventRow& b) {

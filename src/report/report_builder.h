@@ -16,12 +16,8 @@ namespace paddle_prof::internal {
 
 Report BuildReport(const Collection& collection, const ReportOptions& options);
 
-// Largest first by `key`; ties by name, then tag, thread and process.
+// Largest first by `key` (sort_keys.h); ties by name, then tag, thread and process.
 void SortRows(EventSortingKey key, std::vector<EventRow>* rows);
-
-// A row's memory figure summed over places: what the memory sort keys and the table's
-// memory columns show.
-int64_t SumOverPlaces(const EventRow& row, int64_t MemoryStats::*field);
 
 }  // namespace paddle_prof::internal
 

@@ -7,6 +7,7 @@
 #include "paddle_prof/report.h"
 #include "report_builder.h"
 #include "row_label.h"
+#include "sort_keys.h"
 #include "text_escape.h"
 
 namespace paddle_prof {
@@ -19,29 +20,6 @@ using internal::FormatMs;
 using internal::PlaceLabel;
 using internal::RowLabel;
 using internal::ShortPath;
-
-std::string SortDescription(EventSortingKey key) {
-  switch (key) {
-    case EventSortingKey::kCalls:
-      return "number of calls";
-    case EventSortingKey::kSelf:
-      return "self time";
-    case EventSortingKey::kMin:
-      return "minimum time";
-    case EventSortingKey::kMax:
-      return "maximum time";
-    case EventSortingKey::kAve:
-      return "average time";
-    case EventSortingKey::kPeakMemory:
-      return "peak memory";
-    case EventSortingKey::kLiveMemory:
-      return "live memory";
-    case EventSortingKey::kDefault:
-    case EventSortingKey::kTotal:
-      break;
-  }
-  return "total time";
-}
 
 // Columns line up by characters, not bytes: cells are valid UTF-8 once escaped.
 size_t Width(const std::string& cell) {
@@ -126,7 +104,7 @@ std::string Report::Table(bool detailed, int row_limit) const {
   std::string out =
       "\n------------------------->     Profiling Report     <-------------------------\n\n";
   out += "Place: " + ProfilerStateName(state) + "  Total Time: " + FormatMs(wall_ms) +
-         "ms  Sorted by " + SortDescription(sorted_by) + " in descending order";
+         "ms  Sorted by " + internal::SortDescription(sorted_by) + " in descending order";
   out += steps.empty() ? "" : "  Steps: " + std::to_string(steps.size());
   if (!merged_from.empty()) {
     out += "  Merged from " + std::to_string(merged_from.size()) + " profiles";
