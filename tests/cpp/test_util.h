@@ -40,6 +40,34 @@ inline const EventRow& Row(const Report& report, const std::string& name,
   return kMissing;
 }
 
+// A row with its times; the average is total / calls.
+inline EventRow TimedRow(const std::string& name, int64_t calls, double total, double self,
+                         double min, double max, double ratio = 0) {
+  EventRow row;
+  row.name = name;
+  row.calls = calls;
+  row.total_ms = total;
+  row.self_ms = self;
+  row.min_ms = min;
+  row.max_ms = max;
+  row.ave_ms = calls > 0 ? total / static_cast<double>(calls) : 0;
+  row.ratio = ratio;
+  return row;
+}
+
+// Memory figures: the peak, what was allocated and freed (bytes and count), what is live.
+inline MemoryStats Memory(int64_t peak, int64_t alloc, int64_t allocs, int64_t freed,
+                          int64_t frees, int64_t live = 0) {
+  MemoryStats m;
+  m.peak_bytes = peak;
+  m.alloc_bytes = alloc;
+  m.alloc_count = allocs;
+  m.free_bytes = freed;
+  m.free_count = frees;
+  m.live_bytes = live;
+  return m;
+}
+
 // A row's figures on `place`; all zero when the row never touched it.
 inline const MemoryStats& MemoryOn(const EventRow& row, const std::string& place) {
   static const MemoryStats kNone;

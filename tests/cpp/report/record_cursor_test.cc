@@ -12,9 +12,12 @@
 #include "event_buffer.h"
 #include "event_record.h"
 #include "scope_memory.h"
+#include "test_util.h"
 
 namespace paddle_prof::internal {
 namespace {
+
+using paddle_prof::testing::Memory;
 
 struct Buffer {
   std::unique_ptr<EventBuffer> buffer = std::make_unique<EventBuffer>();
@@ -34,22 +37,12 @@ struct Buffer {
   }
 };
 
-MemoryStats Stats(int64_t peak, int64_t alloc, int64_t allocs, int64_t freed, int64_t frees) {
-  MemoryStats s;
-  s.peak_bytes = peak;
-  s.alloc_bytes = alloc;
-  s.alloc_count = allocs;
-  s.free_bytes = freed;
-  s.free_count = frees;
-  return s;
-}
-
 TEST(RecordCursorTest, AFreeSaysWhereItsBlockCameFromAndATopLevelCallItsStack) {
   Buffer b;
   b.Add(EventRecord::Memory(RecordKind::kAlloc, 0, "op", nullptr, 5, 64));
   b.Add(EventRecord::FreeOrigin(3, 1));  // stray: no free before it, read by nothing
   b.Add(EventRecord::Call("op", nullptr, 0, false, 4, 9));
-  b.AddMemory(0, Stats(64, 64, 1, 0, 0));
+  b.AddMemory(0, Memory(64, 64, 1, 0, 0));
   b.Add(EventRecord::Stack(12));
   b.Add(EventRecord::Memory(RecordKind::kFree, 0, "op", nullptr, 11, 64));
   b.Add(EventRecord::FreeOrigin(7, 5));
@@ -80,8 +73,8 @@ TEST(RecordCursorTest, ACallComesWithItsMemoryFiguresAndItsGpuScope) {
   Buffer b;
   b.Add(EventRecord::Memory(RecordKind::kAlloc, 1, "conv", nullptr, 5, 4096));
   b.Add(EventRecord::Call("conv", kTag, 3, false, 2, 9));
-  b.AddMemory(0, Stats(4096, 4096, 1, 0, 0));
-  b.AddMemory(2, Stats(10, 30, 3, 20, 2));
+  b.AddMemory(0, Memory(4096, 4096, 1, 0, 0));
+  b.AddMemory(2, Memory(10, 30, 3, 20, 2));
   b.Add(EventRecord::GpuScope(77));
   b.Add(EventRecord::Memory(RecordKind::kFree, 1, "[no event]", nullptr, 11, 4096));
   b.Add(EventRecord::Call("relu", nullptr, 0, true, 1, 12));
@@ -134,7 +127,7 @@ TEST(RecordCursorTest, AMemoryPairCutShortIsSkipped) {
   Buffer b;
   b.Add(EventRecord::Call("a", nullptr, 0, false, 1, 2));
   EventRecord pair[2];
-  ScopeMemoryRecord{0, Stats(8, 8, 1, 0, 0)}.Encode(pair);
+  ScopeMemoryRecord{0, Memory(8, 8, 1, 0, 0)}.Encode(pair);
   b.Add(pair[0]);
   b.Add(EventRecord::Call("b", nullptr, 0, false, 3, 4));
   b.Add(pair[0]);  // the last record of the buffer
@@ -155,9 +148,9 @@ TEST(RecordCursorTest, AMemoryPairCutShortIsSkipped) {
 TEST(RecordCursorTest, TheGpuScopeAfterALoneHalfIsTheCallsStill) {
   Buffer b;
   b.Add(EventRecord::Call("a", nullptr, 0, false, 1, 2));
-  b.AddMemory(1, Stats(8, 8, 1, 0, 0));
+  b.AddMemory(1, Memory(8, 8, 1, 0, 0));
   EventRecord pair[2];
-  ScopeMemoryRecord{0, Stats(8, 8, 1, 0, 0)}.Encode(pair);
+  ScopeMemoryRecord{0, Memory(8, 8, 1, 0, 0)}.Encode(pair);
   b.Add(pair[0]);
   b.Add(EventRecord::GpuScope(5));
 
@@ -175,7 +168,7 @@ TEST(RecordCursorTest, ItReadsNoFurtherThanTheSnapshotsSize) {
   Buffer b;
   b.Add(EventRecord::Call("kept", nullptr, 0, false, 1, 2));
   ThreadSnapshot t = b.Snapshot();  // taken here: what follows is published later
-  b.AddMemory(0, Stats(8, 8, 1, 0, 0));
+  b.AddMemory(0, Memory(8, 8, 1, 0, 0));
   b.Add(EventRecord::Call("later", nullptr, 0, false, 3, 4));
   RecordCursor records(t);
   ASSERT_TRUE(records.NextCall());

@@ -14,6 +14,7 @@ namespace {
 using paddle_prof::testing::ExpectTimeInvariants;
 using paddle_prof::testing::HasWarning;
 using paddle_prof::testing::Row;
+using paddle_prof::testing::TimedRow;
 
 // One tick is one millisecond, so expected times are exact.
 class ReportBuilderTest : public ::testing::Test {
@@ -125,14 +126,7 @@ TEST_F(ReportBuilderTest, StepsAreTimedFromTheWindowStartOrThePreviousStep) {
 TEST(SortRowsTest, EveryKeyOrdersLargestFirst) {
   auto row = [](const char* name, int64_t calls, double total, double self, double min, double max,
                 int64_t peak, int64_t live) {
-    EventRow r;
-    r.name = name;
-    r.calls = calls;
-    r.total_ms = total;
-    r.self_ms = self;
-    r.min_ms = min;
-    r.max_ms = max;
-    r.ave_ms = total / static_cast<double>(calls);
+    EventRow r = TimedRow(name, calls, total, self, min, max);
     r.memory["CPU"].peak_bytes = peak;
     r.memory["CPU"].live_bytes = live;
     return r;

@@ -18,32 +18,9 @@ namespace {
 using internal::MergeChildren;
 using internal::MergeReports;
 using testing::HasWarning;
+using testing::Memory;
 using testing::Row;
-
-EventRow MakeRow(const std::string& name, int64_t calls, double total, double self, double min,
-                 double max) {
-  EventRow row;
-  row.name = name;
-  row.calls = calls;
-  row.total_ms = total;
-  row.self_ms = self;
-  row.min_ms = min;
-  row.max_ms = max;
-  row.ave_ms = calls > 0 ? total / static_cast<double>(calls) : 0;
-  return row;
-}
-
-MemoryStats Memory(int64_t peak, int64_t alloc, int64_t allocs, int64_t freed, int64_t frees,
-                   int64_t live) {
-  MemoryStats m;
-  m.peak_bytes = peak;
-  m.alloc_bytes = alloc;
-  m.alloc_count = allocs;
-  m.free_bytes = freed;
-  m.free_count = frees;
-  m.live_bytes = live;
-  return m;
-}
+using testing::TimedRow;
 
 Report Input(int64_t pid, std::optional<int> rank, std::vector<EventRow> rows) {
   Report r;
@@ -66,15 +43,15 @@ StepSummary Step(int index, double wall_ms, int64_t peak) {
 
 // Two ranks: conv2d on both, only_rank1 on rank 1 alone, [no event] (no calls) on both.
 std::vector<Report> TwoRanks() {
-  EventRow conv0 = MakeRow("conv2d", 2, 4, 3, 1.5, 2.5);
+  EventRow conv0 = TimedRow("conv2d", 2, 4, 3, 1.5, 2.5);
   conv0.memory["CPU"] = Memory(100, 200, 2, 100, 1, 100);
-  EventRow none0 = MakeRow("[no event]", 0, 0, 0, 0, 0);
+  EventRow none0 = TimedRow("[no event]", 0, 0, 0, 0, 0);
   none0.memory["CPU"] = Memory(10, 10, 1, 0, 0, 10);
-  EventRow conv1 = MakeRow("conv2d", 3, 9, 6, 2, 4);
+  EventRow conv1 = TimedRow("conv2d", 3, 9, 6, 2, 4);
   conv1.memory["CPU"] = Memory(300, 300, 3, 250, 2, 50);
   EventRow none1 = none0;
   return {Input(100, 0, {conv0, none0}),
-          Input(200, 1, {conv1, MakeRow("only_rank1", 1, 1, 1, 1, 1), none1})};
+          Input(200, 1, {conv1, TimedRow("only_rank1", 1, 1, 1, 1, 1), none1})};
 }
 
 TEST(ReportMergeTest, SourcesAddUpOverEveryInputBeforeTheTopThreeAreKept) {
@@ -85,7 +62,7 @@ TEST(ReportMergeTest, SourcesAddUpOverEveryInputBeforeTheTopThreeAreKept) {
       {{"a.py:1 in f", 1}, {"d.py:1 in f", 7}},
       {{"d.py:1 in f", 7}}};
   for (int i = 0; i < 3; ++i) {
-    EventRow row = MakeRow("op", 1, 1, 1, 1, 1);
+    EventRow row = TimedRow("op", 1, 1, 1, 1, 1);
     row.sources = sources[i];
     inputs.push_back(Input(100 + i, i, {row}));
   }
@@ -148,7 +125,7 @@ TEST(ReportMergeTest, WithoutRanksTheSpreadIsByProcessAndTheMedianTheLowerMiddle
   const double totals[] = {3, 1, 40, 2};
   for (int i = 0; i < 4; ++i) {
     inputs.push_back(Input(11 + i, std::nullopt,
-                           {MakeRow("op", 1, totals[i], totals[i], totals[i], totals[i])}));
+                           {TimedRow("op", 1, totals[i], totals[i], totals[i], totals[i])}));
   }
   inputs[1].process.rank = 5;  // one rank is not enough to tell the inputs apart by rank
   const Report merged = MergeReports(inputs, EventSortingKey::kTotal);
@@ -167,15 +144,15 @@ TEST(ReportMergeTest, WithoutRanksTheSpreadIsByProcessAndTheMedianTheLowerMiddle
 
 TEST(ReportMergeTest, StragglersAreNamedLargestExcessFirst) {
   std::vector<Report> inputs = TwoRanks();
-  inputs[0].events.push_back(MakeRow("slow_op", 1, 20.1, 20.1, 20.1, 20.1));
-  inputs[1].events.push_back(MakeRow("slow_op", 1, 120.4, 120.4, 120.4, 120.4));
-  EventRow tagged = MakeRow("matmul", 1, 3, 3, 3, 3);
+  inputs[0].events.push_back(TimedRow("slow_op", 1, 20.1, 20.1, 20.1, 20.1));
+  inputs[1].events.push_back(TimedRow("slow_op", 1, 120.4, 120.4, 120.4, 120.4));
+  EventRow tagged = TimedRow("matmul", 1, 3, 3, 3, 3);
   tagged.tag = "[8, 8]";
   inputs[1].events.push_back(tagged);
-  inputs[1].events.push_back(MakeRow("close", 1, 1.4, 1.4, 1.4, 1.4));  // not 1.5x over 1.0
-  inputs[0].events.push_back(MakeRow("close", 1, 1.0, 1.0, 1.0, 1.0));
-  inputs[1].events.push_back(MakeRow("tiny", 1, 0.9, 0.9, 0.9, 0.9));  // under 1 ms more
-  inputs[0].events.push_back(MakeRow("tiny", 1, 0.1, 0.1, 0.1, 0.1));
+  inputs[1].events.push_back(TimedRow("close", 1, 1.4, 1.4, 1.4, 1.4));  // not 1.5x over 1.0
+  inputs[0].events.push_back(TimedRow("close", 1, 1.0, 1.0, 1.0, 1.0));
+  inputs[1].events.push_back(TimedRow("tiny", 1, 0.9, 0.9, 0.9, 0.9));  // under 1 ms more
+  inputs[0].events.push_back(TimedRow("tiny", 1, 0.1, 0.1, 0.1, 0.1));
   const Report merged = MergeReports(inputs, EventSortingKey::kTotal);
   const std::vector<std::string> expected = {
       "rank 1 is a straggler in slow_op: 120.4 ms there against a median of 20.1 ms over 2 ranks",
@@ -190,7 +167,7 @@ TEST(ReportMergeTest, StragglingOpsPastTenAreCounted) {
   std::vector<Report> inputs = {Input(1, 0, {}), Input(2, 1, {})};
   for (int i = 0; i < 12; ++i) {
     const double ms = 10 + i;
-    inputs[1].events.push_back(MakeRow("op" + std::to_string(i), 1, ms, ms, ms, ms));
+    inputs[1].events.push_back(TimedRow("op" + std::to_string(i), 1, ms, ms, ms, ms));
   }
   const Report merged = MergeReports(inputs, EventSortingKey::kTotal);
   ASSERT_EQ(merged.warnings.size(), 11u);
@@ -246,11 +223,11 @@ TEST(ReportMergeTest, TheStragglerIsTheRankTheOthersWaitedFor) {
   inputs[0].steps[0].comm_ms = 52.0;
   inputs[1].steps = {Step(0, 54.5, 0)};
   inputs[1].steps[0].comm_ms = 1.5;
-  inputs[0].events.push_back(MakeRow("gloo:all_reduce", 1, 52, 52, 52, 52));
-  inputs[1].events.push_back(MakeRow("gloo:all_reduce", 1, 1.5, 1.5, 1.5, 1.5));
-  inputs[0].events.push_back(MakeRow("DistributedDataParallel.forward", 1, 40, 40, 40, 40));
-  inputs[1].events.push_back(MakeRow("DistributedDataParallel.forward", 1, 2, 2, 2, 2));
-  inputs[1].events.push_back(MakeRow("slow_op", 1, 50, 50, 50, 50));
+  inputs[0].events.push_back(TimedRow("gloo:all_reduce", 1, 52, 52, 52, 52));
+  inputs[1].events.push_back(TimedRow("gloo:all_reduce", 1, 1.5, 1.5, 1.5, 1.5));
+  inputs[0].events.push_back(TimedRow("DistributedDataParallel.forward", 1, 40, 40, 40, 40));
+  inputs[1].events.push_back(TimedRow("DistributedDataParallel.forward", 1, 2, 2, 2, 2));
+  inputs[1].events.push_back(TimedRow("slow_op", 1, 50, 50, 50, 50));
   const Report merged = MergeReports(inputs, EventSortingKey::kTotal);
   ASSERT_EQ(merged.steps.size(), 1u);
   EXPECT_EQ(merged.steps[0].slowest, 1);
@@ -442,9 +419,9 @@ TEST(ReportMergeTest, FiguresThatWouldOverflowTheirSumsAreNamed) {
 }
 
 Report Child(int64_t pid) {
-  EventRow a = MakeRow("a", 1, 2, 2, 2, 2);
+  EventRow a = TimedRow("a", 1, 2, 2, 2, 2);
   a.memory["CPU"] = Memory(64, 64, 1, 0, 0, 64);
-  Report child = Input(pid, std::nullopt, {a, MakeRow("b", 4, 4, 4, 1, 1)});
+  Report child = Input(pid, std::nullopt, {a, TimedRow("b", 4, 4, 4, 1, 1)});
   child.process.role = "worker";
   child.process.worker_id = 3;
   child.process.parent_pid = 100;
@@ -457,7 +434,7 @@ Report Child(int64_t pid) {
 }
 
 Report Parent() {
-  Report parent = Input(100, std::nullopt, {MakeRow("a", 2, 6, 5, 2, 4)});
+  Report parent = Input(100, std::nullopt, {TimedRow("a", 2, 6, 5, 2, 4)});
   parent.wall_ms = 40;
   parent.places.push_back(PlaceSummary{"CPU", 10, 0, 0, 0, {}, std::nullopt});
   parent.steps = {Step(0, 30, 0)};

@@ -8,9 +8,12 @@
 #include <utility>
 
 #include "paddle_prof/report.h"
+#include "test_util.h"
 
 namespace paddle_prof {
 namespace {
+
+using testing::TimedRow;
 
 // One row per line however the names read, columns aligned by characters.
 TEST(SummaryJsonTest, TableEscapesNamesAndTagsOnOneLine) {
@@ -57,20 +60,6 @@ TEST(SummaryJsonTest, EmptyRowsPrintDashesNotZeros) {
       << table;
 }
 
-EventRow Timed(const char* name, int64_t calls, double total, double self, double min, double max,
-               double ave, double ratio) {
-  EventRow row;
-  row.name = name;
-  row.calls = calls;
-  row.total_ms = total;
-  row.self_ms = self;
-  row.min_ms = min;
-  row.max_ms = max;
-  row.ave_ms = ave;
-  row.ratio = ratio;
-  return row;
-}
-
 constexpr char kBanner[] =
     "\n------------------------->     Profiling Report     <-------------------------\n\n";
 
@@ -79,9 +68,9 @@ TEST(TablePrinterTest, AWholeTableLinesUpItsColumns) {
   report.sorted_by = EventSortingKey::kSelf;
   report.wall_ms = 1234.5678;
   report.steps.resize(2);
-  report.events = {Timed("conv2d", 2, 3, 2, 1, 2, 1.5, 0.75),
-                   Timed("relu", 1, 0.5, 0.5, 0.5, 0.5, 0.5, 0.2),
-                   Timed("tiny", 1000, 0.021, 0.021, 0.000015, 0.000042, 0.000021, 0.05)};
+  report.events = {TimedRow("conv2d", 2, 3, 2, 1, 2, 0.75),
+                   TimedRow("relu", 1, 0.5, 0.5, 0.5, 0.5, 0.2),
+                   TimedRow("tiny", 1000, 0.021, 0.021, 0.000015, 0.000042, 0.05)};
   report.events[1].tag = "fp16";  // not bracketed: the table brackets it
   report.warnings = {"x"};
   EXPECT_EQ(report.Table(),
@@ -126,7 +115,7 @@ TEST(TablePrinterTest, BytesReadInBinaryUnitsUpToTiB) {
 TEST(TablePrinterTest, MemoryColumnsSumThePlacesAndTheDetailedTableShowsEach) {
   Report report;
   report.places = {{"CPU", 0, 0, 0, 0, {}}, {"CUDA:0", 0, 0, 0, 0, {}}};
-  report.events = {Timed("op", 1, 1, 1, 1, 1, 1, 1), Timed("idle", 0, 0, 0, 0, 0, 0, 0)};
+  report.events = {TimedRow("op", 1, 1, 1, 1, 1, 1), TimedRow("idle", 0, 0, 0, 0, 0, 0)};
   report.events[0].memory["CPU"] = {1024, 2048, 2, 1024, 1, 512};
   report.events[0].memory["CUDA:0"] = {1024, 1024, 1, 0, 0, 0};
   const std::string table = report.Table();
@@ -153,8 +142,8 @@ TEST(TablePrinterTest, MemoryColumnsSumThePlacesAndTheDetailedTableShowsEach) {
 TEST(TablePrinterTest, GpuColumnsShowForTheGpuStatesAndOnlyForCalledRows) {
   Report report;
   report.state = ProfilerState::kAll;
-  report.events = {Timed("matmul", 2, 1, 1, 1, 1, 1, 1), Timed("host_only", 1, 1, 1, 1, 1, 1, 0),
-                   Timed("never_called", 0, 0, 0, 0, 0, 0, 0)};
+  report.events = {TimedRow("matmul", 2, 2, 1, 1, 1, 1), TimedRow("host_only", 1, 1, 1, 1, 1, 0),
+                   TimedRow("never_called", 0, 0, 0, 0, 0, 0)};
   report.events[0].gpu_total_ms = 0.25;
   report.events[0].gpu_min_ms = 0.1;
   report.events[0].gpu_max_ms = 0.15;
@@ -170,7 +159,7 @@ TEST(TablePrinterTest, GpuColumnsShowForTheGpuStatesAndOnlyForCalledRows) {
   for (const std::string line :
        {"Event         Calls  Total  Self  Min.  Max.  Ave.  Ratio.   GPU Total  GPU Min.  GPU "
         "Max.  GPU Ave.",
-        "matmul        2      1      1     1     1     1     100.00%  0.25       0.1       0.15   "
+        "matmul        2      2      1     1     1     1     100.00%  0.25       0.1       0.15   "
         "   0.125",
         "host_only     1      1      1     1     1     1     0.00%    -          -         -     "
         "    -",
