@@ -2,7 +2,8 @@
 # Every test on a fresh machine: install, build, run the C++ and Python suites, check
 # the installed CMake package and the pip-installed Python package, then run the C++
 # suite again under AddressSanitizer+UndefinedBehaviorSanitizer and under
-# ThreadSanitizer. PADDLE_PROF_SANITIZERS=0 skips the two sanitizer builds.
+# ThreadSanitizer, and fuzz every reader of other processes' files (scripts/fuzz.sh).
+# PADDLE_PROF_SANITIZERS=0 skips the sanitizer builds and the fuzzing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
