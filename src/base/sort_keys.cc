@@ -10,7 +10,7 @@ struct SortKey {
   EventSortingKey key;
   const char* name;
   const char* description;
-  double (*value)(const EventRow&);
+  SortValue value;
 };
 
 // kDefault reads as kTotal everywhere.
@@ -59,7 +59,7 @@ EventSortingKey SortingKeyNamed(const std::string& name) {
 
 std::string SortDescription(EventSortingKey key) { return Find(key).description; }
 
-double SortValue(const EventRow& row, EventSortingKey key) { return Find(key).value(row); }
+SortValue SortValueOf(EventSortingKey key) { return Find(key).value; }
 
 int64_t SumOverPlaces(const EventRow& row, int64_t MemoryStats::*field) {
   int64_t sum = 0;

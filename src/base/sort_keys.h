@@ -21,8 +21,9 @@ std::vector<std::string> SortingKeyNames();
 EventSortingKey SortingKeyNamed(const std::string& name);
 // "number of calls", "peak memory", ...: the table's "Sorted by ..." header.
 std::string SortDescription(EventSortingKey key);
-// What `row` is sorted by under `key`.
-double SortValue(const EventRow& row, EventSortingKey key);
+// What a row is sorted by under `key`: looked up once per sort, called per comparison.
+using SortValue = double (*)(const EventRow& row);
+SortValue SortValueOf(EventSortingKey key);
 // A row's `field` summed over the places it touched.
 int64_t SumOverPlaces(const EventRow& row, int64_t MemoryStats::*field);
 

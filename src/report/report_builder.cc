@@ -424,9 +424,10 @@ void AddWarnings(const Collection& c, const LeftOut& left_out, CallPaths* paths,
 }  // namespace
 
 void SortRows(EventSortingKey key, std::vector<EventRow>* rows) {
-  std::sort(rows->begin(), rows->end(), [key](const EventRow& a, const EventRow& b) {
-    const double va = SortValue(a, key);
-    const double vb = SortValue(b, key);
+  const SortValue value = SortValueOf(key);
+  std::sort(rows->begin(), rows->end(), [value](const EventRow& a, const EventRow& b) {
+    const double va = value(a);
+    const double vb = value(b);
     if (va != vb) return va > vb;
     return std::tie(a.name, a.tag, a.thread, a.process) <
            std::tie(b.name, b.tag, b.thread, b.process);

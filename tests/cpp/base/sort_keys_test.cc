@@ -23,13 +23,13 @@ TEST(SortKeysTest, EveryKeyHasItsOwnNameDescriptionAndValue) {
     EXPECT_EQ(SortingKeyName(key), name);
     EXPECT_EQ(ParseSortingKey(name), key);
     descriptions.insert(SortDescription(key));
-    values.insert(SortValue(row, key));
+    values.insert(SortValueOf(key)(row));
   }
   EXPECT_EQ(SortingKeyNames().size(), 8u);
   EXPECT_EQ(descriptions.size(), 8u);
   EXPECT_EQ(values, (std::set<double>{4, 10, 7, 1, 5, 2.5, 38, 28}));
-  EXPECT_EQ(SortValue(row, EventSortingKey::kPeakMemory), 38);  // summed over places
-  EXPECT_EQ(SortValue(row, EventSortingKey::kDefault), 10);     // the default is total
+  EXPECT_EQ(SortValueOf(EventSortingKey::kPeakMemory)(row), 38);  // summed over places
+  EXPECT_EQ(SortValueOf(EventSortingKey::kDefault)(row), 10);     // the default is total
   EXPECT_EQ(SortingKeyName(EventSortingKey::kDefault), "total");
   EXPECT_EQ(SortDescription(EventSortingKey::kDefault), "total time");
   EXPECT_THROW(SortingKeyNamed("default"), std::invalid_argument);
