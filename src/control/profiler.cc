@@ -508,8 +508,8 @@ void MarkStep() {
   if (!IsProfilerEnabled()) return;
   Control& control = GetControl();
   internal::NativeGuard profiler_memory;
-  // Read before the profiler's lock, never under it: the preload's mapping reader takes a
-  // lock that fork() takes first (its handlers run in the reverse order of registration).
+  // Read before the profiler's lock: the preload's mapping reader walks every mapping
+  // (mincore), which no other entry point should wait behind.
   std::map<std::string, int64_t> process = internal::ReadProcessMemory();
   std::lock_guard<std::mutex> lock(control.mu);
   if (g_window.load(std::memory_order_relaxed) == 0) return;

@@ -1,7 +1,7 @@
 // libpaddle_prof_preload.so: the malloc family interposed, so that memory no framework
 // allocator sees (a oneDNN primitive cache, a library's buffers) is charged, block by
-// block, to the event open on the allocating thread, on the place "native"; and mmap and
-// munmap, so that each step can say how much the program's own anonymous mappings
+// block, to the event open on the allocating thread, on the place "native"; and mmap,
+// munmap and mremap, so that each step can say how much the program's own anonymous mappings
 // reserve and how much of that is resident (JIT code buffers, say; mapped_regions.h keeps
 // that account).
 //
@@ -15,11 +15,13 @@
 // loads, so programs the profiled one starts are not profiled; a forked child stops
 // tracking, so that it never counts its memory in the parent's report, until a profile
 // of its own (a child following its parent's window, from Python) resumes it
-// (native_tracking.h). Every lock the hooks take is held across fork().
+// (native_tracking.h). The hooks the allocator itself calls (mmap, munmap, mremap:
+// jemalloc and tcmalloc map memory under their own locks) never allocate and never wait on
+// a thread that may be inside the allocator (mapped_regions.h).
 #include <errno.h>
 #include <malloc.h>
-#include <stdarg.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -30,14 +32,14 @@
 #include <cstdint>
 #include <string>
 
+#include "bootstrap_arena.h"
+#include "mapped_regions.h"
 #include "memory_tracker.h"
 #include "native_guard.h"
 #include "native_tracking.h"
+#include "next_malloc.h"
 #include "paddle_prof/place.h"
 #include "place_registry.h"
-#include "bootstrap_arena.h"
-#include "mapped_regions.h"
-#include "next_malloc.h"
 #include "process_memory.h"
 
 namespace paddle_prof::internal {
