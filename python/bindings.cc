@@ -320,6 +320,8 @@ PYBIND11_MODULE(_core, m) {
   py::class_<Report>(m, "NativeReport")
       .def("to_json", &Report::ToJson)
       .def("table", &Report::Table, py::arg("detailed"), py::arg("row_limit"))
+      .def("module_table", &Report::ModuleTable)
+      .def("phase_table", &Report::PhaseTable)
       .def("to_html", &internal::HtmlReport)
       // A merge written by the CLI names its summary file, and says what it left out.
       .def_readwrite("summary_path", &Report::summary_path)
@@ -388,10 +390,19 @@ PYBIND11_MODULE(_core, m) {
     py::gil_scoped_release release;
     ResetProfiler();
   });
-  m.def("mark_step", [] {
-    py::gil_scoped_release release;
-    MarkStep();
-  });
+  m.def(
+      "mark_step",
+      [](std::optional<int64_t> num_samples) {
+        if (num_samples && *num_samples < 0) {
+          throw py::value_error("num_samples must be None or an int >= 0; got " +
+                                std::to_string(*num_samples));
+        }
+        py::gil_scoped_release release;
+        num_samples ? MarkStep(*num_samples) : MarkStep();
+      },
+      py::arg("num_samples") = py::none());
+  m.def("note_module", &NoteModule, py::arg("path"), py::arg("type"), py::arg("params"),
+        py::arg("param_bytes"));
   m.def("is_enabled", &IsProfilerEnabled);
   python_stacks::Define(m);
   m.def("empty", &Empty, py::arg("shape"), py::arg("dtype"), py::arg("place"));

@@ -8,6 +8,7 @@
 #include "bindings_api.h"
 #include "paddle_prof/paddle_prof.h"
 #include "torch_cuda_memory.h"
+#include "torch_modules.h"
 
 namespace paddle_prof::torch_bridge {
 namespace {
@@ -47,6 +48,17 @@ class OpStack {
   // never came ends with the op around it, as the recorder would end it.
   void PopTo(int depth) {
     while (depth_ > depth) entries_[--depth_].event.reset();
+    if (deferred_ >= depth_) deferred_ = -1;
+  }
+  // The top entry's event begins with the next op on this thread (BeginDeferred).
+  void DeferTop() { deferred_ = depth_ - 1; }
+  // The deferred entry's op, or null.
+  const at::RecordFunction* Deferred(std::optional<RecordEvent>** event) {
+    if (deferred_ < 0) return nullptr;
+    Entry& e = entries_[deferred_];
+    deferred_ = -1;
+    *event = &e.event;
+    return e.fn;
   }
 
   std::string shapes;  // the tag being written, reused: no op allocates for its tag
@@ -59,6 +71,7 @@ class OpStack {
   static constexpr int kDepth = 64;
   Entry entries_[kDepth];
   int depth_ = 0;
+  int deferred_ = -1;  // the entry whose event waits for the next op, or -1
 };
 
 // `values`: sizes (c10::IntArrayRef) or a c10::List<int64_t>, neither copied.
@@ -114,9 +127,18 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
   OpStack* stack = internal::ThreadOwned<OpStack>();
   if (stack == nullptr) return nullptr;  // the thread is exiting
   OpStack& ops = *stack;
+  NoteOpModule(fn);  // a backward node's modules open before the events around it
+  std::optional<RecordEvent>* deferred_event = nullptr;
+  if (const at::RecordFunction* deferred = ops.Deferred(&deferred_event)) {
+    BeginEvent(*deferred, &ops, deferred_event);
+  }
   if (EndsWhereItBegins(fn.scope())) {
     if (std::optional<RecordEvent>* event = ops.Push(&fn)) {
-      BeginEvent(fn, &ops, event);
+      if (IsEvaluateFunction(fn) && ModulesOnThread()) {
+        ops.DeferTop();
+      } else {
+        BeginEvent(fn, &ops, event);
+      }
       return nullptr;
     }
   }

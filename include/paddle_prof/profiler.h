@@ -55,6 +55,15 @@ Report SnapshotProfiler(EventSortingKey key = EventSortingKey::kDefault,
 
 // Marks the end of an iteration (training step). No-op while profiling is off.
 void MarkStep();
+// The same, for a step that processed `num_samples` samples (its batch size): the report's
+// throughput gives samples per second. std::invalid_argument when it is negative.
+void MarkStep(int64_t num_samples);
+
+// Names a module of a model (paddle_prof.torch's modules): its events are
+// "nn.Module: <path>" and "nn.Module: <path>.backward", and the report's `modules` give
+// it this type and parameter count. A later call for the same path replaces the earlier.
+void NoteModule(const std::string& path, const std::string& type, int64_t params,
+                int64_t param_bytes);
 
 }  // namespace paddle_prof
 

@@ -121,9 +121,31 @@ struct TimelinePoints {
   std::vector<int64_t> bytes;
 };
 
+// How a training step's wall time splits (paddle_prof.torch): inside a DataLoader
+// iterator's __next__, the root modules' forward calls, autograd's backward, the
+// optimizer's step and zero_grad, and the rest. The five add up to the step's wall time.
+struct StepPhases {
+  double data = 0;
+  double forward = 0;
+  double backward = 0;
+  double optimizer = 0;
+  double other = 0;
+
+  StepPhases& operator+=(const StepPhases& o) {
+    data += o.data;
+    forward += o.forward;
+    backward += o.backward;
+    optimizer += o.optimizer;
+    other += o.other;
+    return *this;
+  }
+};
+
 struct StepSummary {
   int step = 0;
   double wall_ms = 0;
+  std::optional<int64_t> samples;  // the batch size MarkStep(num_samples) gave
+  StepPhases phases_ms;
   std::map<std::string, int64_t> peak_bytes;  // by place name
   std::map<std::string, int64_t> end_bytes;
   // The process at the step's end: "rss_bytes", "heap_in_use_bytes", "heap_free_bytes"
@@ -136,6 +158,33 @@ struct StepSummary {
   // slowest of them.
   std::map<std::string, double> wall_ms_by;
   std::optional<int64_t> slowest;
+  std::map<std::string, StepPhases> phases_ms_by;  // merged reports: each input's phases
+};
+
+// Medians over the steps: samples per second of step time (none without samples), the
+// data phase, and the step's wall time.
+struct Throughput {
+  std::optional<double> samples_per_s;
+  double reader_cost_ms = 0;
+  double batch_cost_ms = 0;
+};
+
+// One module of the model (paddle_prof.torch, modules=True), by its path: the events
+// "nn.Module: <path>" (forward) and "nn.Module: <path>.backward".
+struct ModuleMemory {
+  int64_t peak_bytes = 0;        // the forward calls' peak, as a row's
+  int64_t activation_bytes = 0;  // the most a forward call allocated and left alive
+};
+struct ModuleSummary {
+  std::string path;  // "ResNet.layer1.0.conv1"
+  std::string type;  // "Conv2d"
+  int depth = 0;     // 0 for a root
+  int64_t calls = 0;
+  double forward_ms = 0;
+  double backward_ms = 0;
+  int64_t params = 0;  // elements of its parameters, children included
+  int64_t param_bytes = 0;
+  std::map<std::string, ModuleMemory> memory;  // by place name
 };
 
 // What an out-of-memory dump says of the allocation that failed.
@@ -197,6 +246,9 @@ class Report {
   std::map<std::string, TimelinePoints> timeline;
   std::vector<EventRow> events;  // sorted by `sorted_by`, largest first
   std::vector<StepSummary> steps;
+  StepPhases phases_ms;                  // summed over the steps
+  std::optional<Throughput> throughput;  // set when there are steps
+  std::vector<ModuleSummary> modules;    // in order of first call
   int64_t dropped_events = 0;  // scopes not recorded because the buffer bound was hit
   std::vector<std::string> warnings;
   std::optional<int> cycle;        // of a schedule (Python's paddle_prof.schedule), from 0
@@ -214,6 +266,12 @@ class Report {
   // a line says how many more there are and where they all are: the summary file, or
   // the Report itself, which always holds every row.
   std::string Table(bool detailed = false, int row_limit = kDefaultRowLimit) const;
+  // The modules as a tree, children indented under their parents: path, type, calls,
+  // forward and backward time, parameters, peak memory and activations.
+  std::string ModuleTable() const;
+  // Paddle's model summary: the step phases with calls (steps), total, average, max,
+  // min and ratio of the steps' wall time.
+  std::string PhaseTable() const;
   // The summary JSON (version 1), numbers in shortest round-trip form.
   std::string ToJson() const;
 };

@@ -245,9 +245,18 @@ def reset_profiler() -> None:
     _core.reset_profiler()
 
 
-def mark_step() -> None:
-    """Marks the end of a training step (iteration); the report keeps one entry per step."""
-    _core.mark_step()
+def _check_samples(num_samples: Optional[int]) -> Optional[int]:
+    if num_samples is None:
+        return None
+    if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples < 0:
+        raise ValueError(f"num_samples must be None or an int >= 0; got {num_samples!r}")
+    return num_samples
+
+
+def mark_step(num_samples: Optional[int] = None) -> None:
+    """Marks the end of a training step (iteration); the report keeps one entry per step.
+    ``num_samples``, the step's batch size, gives the report's throughput (samples/s)."""
+    _core.mark_step(_check_samples(num_samples))
 
 
 class profiler:  # noqa: N801 (the API's name, as in Paddle)
@@ -399,14 +408,16 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
         else:
             self.on_trace_ready(report)
 
-    def step(self) -> None:
-        """Ends a training step: mark_step(), and with a schedule, its next phase."""
+    def step(self, num_samples: Optional[int] = None) -> None:
+        """Ends a training step: mark_step(num_samples), and with a schedule, its next
+        phase."""
+        _check_samples(num_samples)
         if self.schedule is None:
-            mark_step()
+            mark_step(num_samples)
             return
         ended = self._step
         if self._recording:
-            mark_step()
+            mark_step(num_samples)
             if self.schedule.last_active(ended):
                 self._finish_cycle(self.schedule.cycle(ended))
         self._step += 1

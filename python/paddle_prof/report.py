@@ -48,7 +48,8 @@ class Report:
     # pays for turning every row into Python objects.
     _FIELDS = frozenset({"events", "places", "steps", "warnings", "wall_ms", "state",
                          "sorted_by", "dropped_events", "cycle", "process", "processes",
-                         "clock", "timeline", "merged_from"})
+                         "clock", "timeline", "merged_from", "modules", "phases_ms",
+                         "throughput"})
 
     def __init__(self, native: Any) -> None:
         self._native = native
@@ -89,14 +90,29 @@ class Report:
         self.timeline: Dict[str, Dict[str, list]] = summary.get("timeline", {})
         self.merged_from: List[SimpleNamespace] = [
             _namespace(m) for m in summary.get("merged_from", [])]
+        # paddle_prof.torch's model view: modules by path, step phases, throughput.
+        self.modules: List[SimpleNamespace] = [_namespace(m) for m in summary.get("modules", [])]
+        self.phases_ms: Dict[str, float] = summary.get("phases_ms", {})
+        throughput = summary.get("throughput")
+        self.throughput: Optional[SimpleNamespace] = (
+            _namespace(throughput) if throughput is not None else None)
 
-    def table(self, detailed: bool = False, row_limit: Optional[int] = ROW_LIMIT) -> str:
+    def table(self, detailed: bool = False, row_limit: Optional[int] = ROW_LIMIT,
+              view: str = "events") -> str:
         """The text report; ``detailed`` adds allocated and freed bytes per place.
 
         The first ``row_limit`` rows in sort order (None or 0: all), then a line saying
         how many more there are and the summary file (or this Report) that has them all.
+        ``view='modules'`` prints the modules as a tree instead (paddle_prof.torch), and
+        ``view='phases'`` the steps' phases as Paddle's model summary.
         """
-        return self._native.table(bool(detailed), _row_limit(row_limit))
+        if view == "events":
+            return self._native.table(bool(detailed), _row_limit(row_limit))
+        if view == "modules":
+            return self._native.module_table()
+        if view == "phases":
+            return self._native.phase_table()
+        raise ValueError(f"view must be 'events', 'modules' or 'phases'; got {view!r}")
 
     def to_html(self, path: Union[str, "os.PathLike[str]"]) -> None:
         """Writes the HTML report to ``path``, whole or not at all: one self-contained

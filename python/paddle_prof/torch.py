@@ -19,6 +19,7 @@ Example::
 from __future__ import annotations
 
 import functools
+import re
 import warnings
 from typing import Any, Callable, List, Optional, TextIO, Tuple
 
@@ -29,10 +30,27 @@ from paddle_prof.profiler import profiler as _base_profiler
 from paddle_prof.report import ROW_LIMIT
 
 try:
-    from paddle_prof import _torch_bridge
+    from paddle_prof import _torch_build
 except ImportError as e:  # built without libtorch-dev
     raise ImportError("paddle_prof was built without PyTorch support (CMake did not find "
                       "Torch; install libtorch-dev and rebuild)") from e
+
+
+def _release(version: str) -> str:
+    """"2.15.0+cu132" -> "2.15.0", "1.13.0a0" -> "1.13.0": what the bridge's ABI follows."""
+    release = re.match(r"\d+(\.\d+){0,2}", version)
+    return release.group(0) if release else version
+
+
+if _release(torch.__version__) != _release(_torch_build.TORCH_VERSION):
+    raise ImportError(
+        f"paddle_prof.torch was built for torch {_torch_build.TORCH_VERSION}, but this is torch "
+        f"{torch.__version__} ({torch.__file__}): rebuild paddle_prof against it "
+        "(cmake -DPython_EXECUTABLE=<the python that imports this torch>)")
+
+from paddle_prof import _torch_bridge  # noqa: E402  (after the version check)
+from paddle_prof.torch_modules import ModuleEvents  # noqa: E402
+from paddle_prof.torch_phases import BackwardEvents  # noqa: E402
 
 
 _warned_cuda = False
@@ -114,7 +132,13 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
     """paddle_prof.profiler for PyTorch programs: the same arguments plus
     ``record_shapes``, which tags each op with its input shapes (a row per shape, as
     torch's group_by_input_shape), and ``step_on_optimizer``, which closes a step at
-    every optimizer step instead of at each paddle_prof.mark_step()."""
+    every optimizer step instead of at each paddle_prof.mark_step().
+
+    ``modules`` (default True) makes each nn.Module call an event ``nn.Module: <path>``
+    and its backward ``nn.Module: <path>.backward``, so that ops nest under their layer
+    and ``report.modules`` gives each module's calls, times, parameters and memory.
+    Each step's time splits into phases (``steps[i].phases_ms``: data, forward, backward,
+    optimizer, other), and ``prof.step(num_samples=N)`` gives the throughput."""
 
     def __init__(self, state: str = "CPU", sorted_key: Optional[str] = None,
                  profile_path: Optional[str] = None, record_shapes: bool = False, *,
@@ -124,7 +148,8 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
                  on_trace_ready: Optional[Callable[[Any], Any]] = None,
                  oom_path: Optional[str] = None, keep_last_steps: Optional[int] = None,
                  capture_dir: Optional[str] = None, follow_children: bool = True,
-                 per_process: bool = False, record_stacks: bool = False) -> None:
+                 per_process: bool = False, record_stacks: bool = False,
+                 modules: bool = True) -> None:
         super().__init__(state, sorted_key, profile_path, per_thread=per_thread, stream=stream,
                          row_limit=row_limit, schedule=schedule, on_trace_ready=on_trace_ready,
                          oom_path=oom_path, keep_last_steps=keep_last_steps,
@@ -133,6 +158,9 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
         self.record_shapes = record_shapes
         self.step_on_optimizer = step_on_optimizer
         self._wrapped_steps: List[Tuple[type, Callable]] = []
+        self.modules = bool(modules)
+        self._module_events: Optional[ModuleEvents] = None
+        self._backward_events: Optional[BackwardEvents] = None
 
     def __enter__(self) -> "profiler":
         if not _torch_bridge.install(bool(self.record_shapes)):
@@ -146,10 +174,23 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
             raise
         if self.step_on_optimizer:
             self._wrapped_steps = _steps_on_optimizer_step(self.step)
+        module_events = ModuleEvents() if self.modules else None
+        self._backward_events = BackwardEvents(
+            module_events.end_backward if module_events is not None else lambda: None)
+        self._backward_events.install()
+        if module_events is not None:
+            module_events.install()
+            self._module_events = module_events
         _children.torch_record_shapes = bool(self.record_shapes)  # a spawned child's ops too
         return self
 
     def __exit__(self, *exc_info: object) -> bool:
+        if self._module_events is not None:
+            self._module_events.remove()
+            self._module_events = None
+        if self._backward_events is not None:
+            self._backward_events.remove()
+            self._backward_events = None
         for cls, original in self._wrapped_steps:
             cls.step = original
         self._wrapped_steps = []

@@ -36,17 +36,23 @@ std::string FormatBytes(int64_t bytes) {
 
 namespace {
 
-std::string GroupedByteCount(std::string digits) {
-  const int sign = digits[0] == '-' ? 1 : 0;
-  for (int i = static_cast<int>(digits.size()) - 3; i > sign; i -= 3) {
-    digits.insert(static_cast<size_t>(i), ",");
-  }
-  return digits + " bytes";
+// Thousands separators in the whole part of "1234567.8": "1,234,567.8".
+std::string Grouped(std::string number) {
+  const int sign = number[0] == '-' ? 1 : 0;
+  const size_t point = number.find('.');
+  const int whole_end = static_cast<int>(point == std::string::npos ? number.size() : point);
+  for (int i = whole_end - 3; i > sign; i -= 3) number.insert(static_cast<size_t>(i), ",");
+  return number;
 }
 
 }  // namespace
 
-std::string FormatByteCount(int64_t bytes) { return GroupedByteCount(std::to_string(bytes)); }
-std::string FormatUnsignedByteCount(uint64_t bytes) { return GroupedByteCount(std::to_string(bytes)); }
+std::string FormatGrouped(double value, int decimals) {
+  return Grouped(FormatFixed(value, decimals));
+}
+std::string FormatByteCount(int64_t bytes) { return Grouped(std::to_string(bytes)) + " bytes"; }
+std::string FormatUnsignedByteCount(uint64_t bytes) {
+  return Grouped(std::to_string(bytes)) + " bytes";
+}
 
 }  // namespace paddle_prof::internal

@@ -14,6 +14,8 @@ namespace paddle_prof::internal {
 std::string FormatMs(double ms);
 // `value` with `decimals` digits after the point: "1.500".
 std::string FormatFixed(double value, int decimals);
+// The same, thousands separated: "2,345.6".
+std::string FormatGrouped(double value, int decimals);
 // Binary units with two decimals, whole bytes below 1 KiB: "2.99 MiB", "512 B".
 std::string FormatBytes(int64_t bytes);
 // Every byte, thousands separated: "3,136,000 bytes".

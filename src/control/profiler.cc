@@ -28,6 +28,7 @@
 #include "flags.h"
 #include "gpu_tracer.h"
 #include "memory_tracker.h"
+#include "module_registry.h"
 #include "native_guard.h"
 #include "number_format.h"
 #include "place_registry.h"
@@ -239,6 +240,7 @@ void CollectLocked(const Control& control, uint64_t window, uint64_t end_ns,
   c->start_tick = control.start_tick;
   c->ns_per_tick = Clock::NsPerTick();
   c->places = PlaceWindowFigures();
+  c->modules = NotedModules();
   const TrackerCounts now = TrackerCountsNow();
   const TrackerCounts& then = control.tracker_at_start;
   c->tracker = {now.untracked - then.untracked, now.oversized - then.oversized,
@@ -504,7 +506,24 @@ Report DisableProfiler(EventSortingKey key, const std::string& profile_path) {
   return report;
 }
 
-void MarkStep() {
+void MarkStep() { internal::MarkStepOf(std::nullopt); }
+
+void MarkStep(int64_t num_samples) {
+  if (num_samples < 0) {
+    throw std::invalid_argument("num_samples must be >= 0; got " + std::to_string(num_samples));
+  }
+  internal::MarkStepOf(num_samples);
+}
+
+void NoteModule(const std::string& path, const std::string& type, int64_t params,
+                int64_t param_bytes) {
+  internal::NativeGuard profiler_memory;
+  internal::NoteModuleInfo({path, type, params, param_bytes});
+}
+
+namespace internal {
+
+void MarkStepOf(std::optional<int64_t> samples) {
   if (!IsProfilerEnabled()) return;
   Control& control = GetControl();
   internal::NativeGuard profiler_memory;
@@ -517,9 +536,11 @@ void MarkStep() {
   step.tick = Clock::Now();
   internal::ClosePlaceStep(&step.peak_bytes, &step.end_bytes);
   step.process = std::move(process);
+  step.samples = samples;
   g_steps_in_window.fetch_add(1, std::memory_order_relaxed);
   if (control.keep_last_steps > 0) DropStepsPastTheLast(control);
   if (control.capture != nullptr) internal::CaptureStep(control, step);
 }
 
+}  // namespace internal
 }  // namespace paddle_prof

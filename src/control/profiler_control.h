@@ -2,6 +2,7 @@
 #ifndef PADDLE_PROF_SRC_PROFILER_CONTROL_H_
 #define PADDLE_PROF_SRC_PROFILER_CONTROL_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -16,6 +17,9 @@ namespace paddle_prof::internal {
 Report StopProfiler(const ReportOptions& options);
 // SnapshotProfiler() likewise.
 Report SnapshotProfiler(const ReportOptions& options);
+
+// MarkStep(), with the step's number of samples when it was given.
+void MarkStepOf(std::optional<int64_t> samples);
 
 // The open window's out-of-memory dump for `oom`, at the caller's oom path (else
 // FLAGS_paddle_prof_oom_path, else <profile path>.oom.json, else

@@ -101,6 +101,7 @@ static_assert(sizeof(void*) == 8, "the record packing assumes 64-bit pointers");
 struct ScopeMemoryRecord {
   int place = 0;
   MemoryStats stats;
+  int64_t held_bytes = 0;  // what the call allocated and still held as it ended
 
   void Encode(EventRecord out[2]) const {
     const auto pack = [this](int64_t count) {
@@ -108,7 +109,8 @@ struct ScopeMemoryRecord {
     };
     out[0] = {nullptr, pack(stats.alloc_count), static_cast<uint64_t>(stats.peak_bytes),
               static_cast<uint64_t>(stats.alloc_bytes)};
-    out[1] = {nullptr, pack(stats.free_count), static_cast<uint64_t>(stats.free_bytes), 0};
+    out[1] = {nullptr, pack(stats.free_count), static_cast<uint64_t>(stats.free_bytes),
+              static_cast<uint64_t>(held_bytes)};
   }
   // Into the caller's record: a copy out of a fresh temporary stalls on store forwarding
   // (its fields are written in 8-byte stores and copied in 16-byte loads).
@@ -120,6 +122,7 @@ struct ScopeMemoryRecord {
     r->stats.free_bytes = static_cast<int64_t>(second.start);
     r->stats.free_count = static_cast<int64_t>(second.tag_bits & EventRecord::kPointerMask);
     r->stats.live_bytes = 0;
+    r->held_bytes = static_cast<int64_t>(second.end);
   }
 };
 

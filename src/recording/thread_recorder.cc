@@ -175,7 +175,7 @@ void ThreadRecorder::FoldMemory(const OpenScope& scope, uint32_t depth, bool emi
     for (int i = 0; i < scope.memory.size(); ++i) {
       const PlaceUsage& u = scope.memory[i];
       EventRecord pair[2];
-      ScopeMemoryRecord{u.place, u.Stats()}.Encode(pair);
+      ScopeMemoryRecord{u.place, u.Stats(), u.running}.Encode(pair);
       if (!buffer_.Append(pair[0]) || !buffer_.Append(pair[1])) Bump(counters_.dropped_memory);
     }
   }

@@ -17,6 +17,7 @@
 #include "gpu_correlation.h"
 #include "live_block_table.h"
 #include "memory_tracker.h"
+#include "module_registry.h"
 #include "open_call.h"
 #include "paddle_prof/report.h"
 
@@ -61,6 +62,7 @@ struct StepMark {
   std::map<std::string, int64_t> peak_bytes;  // by place name: the step's high-water mark
   std::map<std::string, int64_t> end_bytes;   // live bytes as it closed
   std::map<std::string, int64_t> process;     // ReadProcessMemory()
+  std::optional<int64_t> samples;             // MarkStep(num_samples)
 };
 
 struct Collection {
@@ -74,6 +76,7 @@ struct Collection {
   std::vector<ThreadSnapshot> threads;
   std::vector<StepMark> steps;       // one per MarkStep(), in order
   std::vector<PlaceSummary> places;  // by place index; at_peak left to the report builder
+  std::vector<ModuleInfo> modules;   // noted so far (paddle_prof.torch's module paths)
   // FLAGS_paddle_prof_memory_timeline as the window opened: with it, the replay of the
   // memory events finds each place's and step's peak; without it, the threads' shares
   // did (place_shares.h).

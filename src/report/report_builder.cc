@@ -12,6 +12,7 @@
 #include "memory_figures.h"
 #include "memory_growth.h"
 #include "memory_timeline.h"
+#include "model_modules.h"
 #include "name_interner.h"
 #include "native_stacks.h"
 #include "number_format.h"
@@ -22,6 +23,7 @@
 #include "scope_memory.h"
 #include "sort_keys.h"
 #include "step_communication.h"
+#include "step_phases.h"
 
 namespace paddle_prof::internal {
 
@@ -512,10 +514,14 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
                   [](const EventRow& row) { return IsCommunication(row.name); });
   const std::vector<double> comm_ms =
       communicated ? CommunicationMsPerStep(c) : std::vector<double>(c.steps.size(), 0.0);
+  const std::vector<StepPhases> phases = PhasesPerStep(c);
   uint64_t step_start = c.start_tick;
   for (size_t i = 0; i < c.steps.size(); ++i) {
     StepSummary step;
     step.comm_ms = comm_ms[i];
+    step.samples = c.steps[i].samples;
+    step.phases_ms = phases[i];
+    report.phases_ms += phases[i];
     step.step = static_cast<int>(c.steps_dropped + static_cast<int64_t>(i));
     step.wall_ms = c.TicksToMs(c.steps[i].tick - step_start);
     step.peak_bytes = c.steps[i].peak_bytes;
@@ -529,6 +535,8 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
     step_start = c.steps[i].tick;
     report.steps.push_back(std::move(step));
   }
+  report.throughput = ThroughputOf(report.steps);
+  report.modules = BuildModules(c);
   AddWarnings(c, left_out, &paths, &report);
   return report;
 }

@@ -9,8 +9,10 @@
 #include <string>
 #include <utility>
 
+#include "model_modules.h"
 #include "row_label.h"
 #include "row_merge.h"
+#include "step_phases.h"
 #include "straggler_warnings.h"
 
 namespace paddle_prof::internal {
@@ -127,11 +129,15 @@ std::vector<StepSummary> MergeSteps(const std::vector<Report>& inputs,
       std::map<int64_t, double>& work = work_by_index[step.step];
       merged.step = step.step;
       merged.wall_ms_by[std::to_string(ids[i])] = step.wall_ms;
+      merged.phases_ms_by[std::to_string(ids[i])] = step.phases_ms;
       merged.wall_ms = std::max(merged.wall_ms, step.wall_ms);
+      // The job's batch is every input's together.
+      if (step.samples) merged.samples = merged.samples.value_or(0) + *step.samples;
       const double own = std::max(step.wall_ms - step.comm_ms, 0.0);
       if (!merged.slowest || own > work[*merged.slowest]) {
         merged.slowest = ids[i];
         merged.comm_ms = step.comm_ms;
+        merged.phases_ms = step.phases_ms;  // the slowest input's, whose step is the job's
       }
       work[ids[i]] = own;
       KeepLargest(step.peak_bytes, &merged.peak_bytes);
@@ -239,6 +245,9 @@ Report MergeReports(const std::vector<Report>& inputs, EventSortingKey key) {
   FinishMergedRows(merged.sorted_by, &merged.events);
   std::vector<std::map<int64_t, double>> work_ms_by;
   merged.steps = MergeSteps(inputs, ids, &work_ms_by);
+  for (const StepSummary& step : merged.steps) merged.phases_ms += step.phases_ms;
+  merged.throughput = ThroughputOf(merged.steps);
+  for (const Report& input : inputs) MergeModules(input.modules, &merged.modules);
 
   if (std::string states = StatesWarning(inputs, names); !states.empty()) {
     merged.warnings.push_back(std::move(states));

@@ -20,6 +20,39 @@ void WriteMemory(JsonWriter* w, const MemoryStats& m) {
   w->EndObject();
 }
 
+void WritePhases(JsonWriter* w, const StepPhases& p) {
+  w->BeginObject();
+  w->DoubleField("data", p.data);
+  w->DoubleField("forward", p.forward);
+  w->DoubleField("backward", p.backward);
+  w->DoubleField("optimizer", p.optimizer);
+  w->DoubleField("other", p.other);
+  w->EndObject();
+}
+
+void WriteModule(JsonWriter* w, const ModuleSummary& m) {
+  w->BeginObject();
+  w->StringField("path", m.path);
+  w->StringField("type", m.type);
+  w->IntField("depth", m.depth);
+  w->IntField("calls", m.calls);
+  w->DoubleField("forward_ms", m.forward_ms);
+  w->DoubleField("backward_ms", m.backward_ms);
+  w->IntField("params", m.params);
+  w->IntField("param_bytes", m.param_bytes);
+  w->Key("memory");
+  w->BeginObject();
+  for (const auto& [place, memory] : m.memory) {
+    w->Key(place);
+    w->BeginObject();
+    w->IntField("peak_bytes", memory.peak_bytes);
+    w->IntField("activation_bytes", memory.activation_bytes);
+    w->EndObject();
+  }
+  w->EndObject();
+  w->EndObject();
+}
+
 void WriteEvent(JsonWriter* w, const EventRow& row) {
   w->BeginObject();
   w->StringField("name", row.name);
@@ -196,6 +229,10 @@ std::string Report::ToJson() const {
     w.Key("process");
     WriteBytesByPlace(&w, s.process);
     w.DoubleField("comm_ms", s.comm_ms);
+    w.Key("samples");
+    s.samples ? w.Int(*s.samples) : w.Null();
+    w.Key("phases_ms");
+    WritePhases(&w, s.phases_ms);
     if (s.slowest) {
       w.Key("wall_ms_by");
       w.BeginObject();
@@ -203,8 +240,34 @@ std::string Report::ToJson() const {
       w.EndObject();
       w.IntField("slowest", *s.slowest);
     }
+    if (!s.phases_ms_by.empty()) {
+      w.Key("phases_ms_by");
+      w.BeginObject();
+      for (const auto& [input, phases] : s.phases_ms_by) {
+        w.Key(input);
+        WritePhases(&w, phases);
+      }
+      w.EndObject();
+    }
     w.EndObject();
   }
+  w.EndArray();
+  w.Key("phases_ms");
+  WritePhases(&w, phases_ms);
+  w.Key("throughput");
+  if (throughput) {
+    w.BeginObject();
+    w.Key("samples_per_s");
+    throughput->samples_per_s ? w.Double(*throughput->samples_per_s) : w.Null();
+    w.DoubleField("reader_cost_ms", throughput->reader_cost_ms);
+    w.DoubleField("batch_cost_ms", throughput->batch_cost_ms);
+    w.EndObject();
+  } else {
+    w.Null();
+  }
+  w.Key("modules");
+  w.BeginArray();
+  for (const ModuleSummary& m : modules) WriteModule(&w, m);
   w.EndArray();
   w.IntField("dropped_events", dropped_events);
   w.Key("cycle");

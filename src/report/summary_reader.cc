@@ -198,6 +198,33 @@ PlaceSummary ReadPlace(const json& j) {
   return p;
 }
 
+// Fields of Part 3, absent from older summaries: read when present.
+StepPhases ReadPhases(const json& j) {
+  StepPhases p;
+  p.data = Get<double>(j, "data");
+  p.forward = Get<double>(j, "forward");
+  p.backward = Get<double>(j, "backward");
+  p.optimizer = Get<double>(j, "optimizer");
+  p.other = Get<double>(j, "other");
+  return p;
+}
+
+ModuleSummary ReadModule(const json& j) {
+  ModuleSummary m;
+  m.path = j.at("path").get<std::string>();
+  m.type = j.at("type").get<std::string>();
+  m.depth = Get<int>(j, "depth");
+  m.calls = Get<int64_t>(j, "calls");
+  m.forward_ms = Get<double>(j, "forward_ms");
+  m.backward_ms = Get<double>(j, "backward_ms");
+  m.params = Get<int64_t>(j, "params");
+  m.param_bytes = Get<int64_t>(j, "param_bytes");
+  for (const auto& [place, memory] : j.at("memory").items()) {
+    m.memory[place] = {Get<int64_t>(memory, "peak_bytes"), Get<int64_t>(memory, "activation_bytes")};
+  }
+  return m;
+}
+
 StepSummary ReadStep(const json& j) {
   StepSummary s;
   s.step = Get<int>(j, "step");
@@ -210,6 +237,11 @@ StepSummary ReadStep(const json& j) {
     for (const auto& [by, ms] : it->items()) s.wall_ms_by[by] = Number(ms, "wall_ms_by");
   }
   s.slowest = Optional<int64_t>(j, "slowest");
+  s.samples = Optional<int64_t>(j, "samples");
+  if (const auto it = j.find("phases_ms"); it != j.end()) s.phases_ms = ReadPhases(*it);
+  if (const auto it = j.find("phases_ms_by"); it != j.end()) {
+    for (const auto& [by, phases] : it->items()) s.phases_ms_by[by] = ReadPhases(phases);
+  }
   return s;
 }
 
@@ -245,6 +277,14 @@ Report Read(const json& j) {
   }
   for (const json& e : j.at("events")) r.events.push_back(ReadRow(e));
   for (const json& s : j.at("steps")) r.steps.push_back(ReadStep(s));
+  if (const auto it = j.find("phases_ms"); it != j.end()) r.phases_ms = ReadPhases(*it);
+  if (const auto it = j.find("throughput"); it != j.end() && !it->is_null()) {
+    r.throughput = Throughput{Optional<double>(*it, "samples_per_s"),
+                              Get<double>(*it, "reader_cost_ms"), Get<double>(*it, "batch_cost_ms")};
+  }
+  if (const auto it = j.find("modules"); it != j.end()) {
+    for (const json& m : *it) r.modules.push_back(ReadModule(m));
+  }
   r.dropped_events = Get<int64_t>(j, "dropped_events");
   r.warnings = j.at("warnings").get<std::vector<std::string>>();
   r.cycle = Optional<int>(j, "cycle");

@@ -8,6 +8,8 @@
 #include "report_builder.h"
 #include "row_label.h"
 #include "sort_keys.h"
+#include "step_phases.h"
+#include "text_columns.h"
 #include "text_escape.h"
 
 namespace paddle_prof {
@@ -20,13 +22,6 @@ using internal::FormatMs;
 using internal::PlaceLabel;
 using internal::RowLabel;
 using internal::ShortPath;
-
-// Columns line up by characters, not bytes: cells are valid UTF-8 once escaped.
-size_t Width(const std::string& cell) {
-  size_t width = 0;
-  for (const char c : cell) width += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return width;
-}
 
 }  // namespace
 
@@ -88,18 +83,7 @@ std::string Report::Table(bool detailed, int row_limit) const {
     }
     cells.push_back(std::move(line));
   }
-  std::vector<size_t> width(header.size());
-  for (size_t i = 0; i < header.size(); ++i) width[i] = Width(header[i]);
-  for (const auto& line : cells) {
-    for (size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], Width(line[i]));
-  }
-  auto append_line = [&width](std::string* out, const std::vector<std::string>& line) {
-    for (size_t i = 0; i < line.size(); ++i) {
-      *out += line[i];
-      if (i + 1 < line.size()) *out += std::string(width[i] - Width(line[i]) + 2, ' ');
-    }
-    *out += '\n';
-  };
+  cells.insert(cells.begin(), std::move(header));
 
   std::string out =
       "\n------------------------->     Profiling Report     <-------------------------\n\n";
@@ -112,6 +96,9 @@ std::string Report::Table(bool detailed, int row_limit) const {
     out += "  Processes: " + std::to_string(processes.size() + 1);
   }
   out += "\n";
+  if (throughput && internal::HasPhases(*this)) {
+    out += internal::ThroughputLine(*throughput);
+  }
   for (const PlaceSummary& p : places) {
     out += "Memory on " + PlaceLabel(p) + ": peak " + FormatBytes(p.peak_bytes) + ", start " +
            FormatBytes(p.start_bytes) + ", end " + FormatBytes(p.end_bytes);
@@ -133,8 +120,7 @@ std::string Report::Table(bool detailed, int row_limit) const {
     out += "; Peak Mem. is the most a call held at once, Live Mem. what is still allocated";
   }
   out += ".\n\n";
-  append_line(&out, header);
-  for (const auto& line : cells) append_line(&out, line);
+  out += internal::AlignColumns(cells);
   if (events.empty()) out += "(no events recorded)\n";
   if (const size_t more = events.size() - shown; more > 0) {
     out += "(" + std::to_string(more) + (more == 1 ? " more row, in " : " more rows, all in ") +

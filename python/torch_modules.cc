@@ -1,0 +1,147 @@
+#include "torch_modules.h"
+
+#include <array>
+#include <atomic>
+#include <deque>
+#include <optional>
+#include <stdexcept>
+#include <string_view>
+
+#include "bindings_api.h"
+#include "paddle_prof/paddle_prof.h"
+
+namespace paddle_prof::torch_bridge {
+namespace {
+
+struct Module {
+  std::string forward;   // "nn.Module: Net.block.fc1"
+  std::string backward;  // "nn.Module: Net.block.fc1.backward"
+  int parent = -1;
+};
+
+// Appended under the GIL, read by any thread: fixed slots, published by the count.
+constexpr int kMaxModules = 1 << 16;
+struct ModuleTable {
+  std::array<std::optional<Module>, kMaxModules> slots;
+  std::atomic<int> count{0};
+};
+
+ModuleTable& Table() {
+  static auto* table = new ModuleTable;  // leaked: ops may run during exit
+  return *table;
+}
+
+const Module* ModuleAt(int index) {
+  ModuleTable& t = Table();
+  if (index < 0 || index >= t.count.load(std::memory_order_acquire)) return nullptr;
+  return &*t.slots[index];
+}
+
+// One thread's open module events, and the module each of its recent forward ops ran in.
+struct ModuleStacks {
+  static constexpr int kDepth = 64;
+  struct Open {
+    int module = -1;
+    std::optional<RecordEvent> event;
+  };
+  Open forward[kDepth];
+  int forward_depth = 0;
+  Open backward[kDepth];
+  int backward_depth = 0;
+  // By sequence number modulo its size: the forward ops of one step fit.
+  static constexpr int64_t kTrail = 1 << 15;
+  struct Noted {
+    int64_t seq = -1;
+    int module = -1;
+  };
+  Noted trail[kTrail];
+};
+
+void CloseBackwardTo(ModuleStacks& s, int depth) {
+  while (s.backward_depth > depth) s.backward[--s.backward_depth].event.reset();
+}
+
+// Has `module` and its parents open on this thread's backward stack, outermost first,
+// after closing what is open and not among them.
+void OpenBackward(ModuleStacks& s, int module) {
+  int chain[ModuleStacks::kDepth];
+  int length = 0;
+  for (int m = module; m >= 0 && length < ModuleStacks::kDepth;) {
+    chain[length++] = m;
+    const Module* entry = ModuleAt(m);
+    m = entry != nullptr ? entry->parent : -1;
+  }
+  // chain[length - 1] is the root: keep the open prefix that matches it.
+  int keep = 0;
+  while (keep < s.backward_depth && keep < length &&
+         s.backward[keep].module == chain[length - 1 - keep]) {
+    ++keep;
+  }
+  CloseBackwardTo(s, keep);
+  for (int i = length - 1 - keep; i >= 0 && s.backward_depth < ModuleStacks::kDepth; --i) {
+    ModuleStacks::Open& open = s.backward[s.backward_depth++];
+    open.module = chain[i];
+    open.event.emplace(std::string_view(ModuleAt(chain[i])->backward));
+  }
+}
+
+}  // namespace
+
+bool ModulesOnThread() { return internal::ThreadOwned<ModuleStacks>(/*make=*/false) != nullptr; }
+
+bool IsEvaluateFunction(const at::RecordFunction& fn) {
+  constexpr std::string_view kPrefix = "autograd::engine::evaluate_function: ";
+  return std::string_view(fn.name()).substr(0, kPrefix.size()) == kPrefix;
+}
+
+int RegisterModule(const std::string& path, int parent) {
+  ModuleTable& t = Table();
+  const int index = t.count.load(std::memory_order_relaxed);
+  if (index == kMaxModules) throw std::length_error("paddle_prof.torch: too many module paths");
+  t.slots[index].emplace(Module{"nn.Module: " + path, "nn.Module: " + path + ".backward",
+                                parent < index ? parent : -1});
+  t.count.store(index + 1, std::memory_order_release);
+  return index;
+}
+
+int EnterModule(int index) {
+  ModuleStacks* s = internal::ThreadOwned<ModuleStacks>();
+  if (s == nullptr || ModuleAt(index) == nullptr) return -1;
+  const int depth = s->forward_depth;
+  if (depth == ModuleStacks::kDepth) return -1;
+  ModuleStacks::Open& open = s->forward[s->forward_depth++];
+  open.module = index;
+  open.event.emplace(std::string_view(ModuleAt(index)->forward));
+  return depth;
+}
+
+void ExitModule(int depth) {
+  ModuleStacks* s = internal::ThreadOwned<ModuleStacks>(/*make=*/false);
+  if (s == nullptr || depth < 0) return;
+  while (s->forward_depth > depth) s->forward[--s->forward_depth].event.reset();
+}
+
+void EndModuleBackward() {
+  if (ModuleStacks* s = internal::ThreadOwned<ModuleStacks>(/*make=*/false)) CloseBackwardTo(*s, 0);
+}
+
+void NoteOpModule(const at::RecordFunction& fn) {
+  ModuleStacks* s = internal::ThreadOwned<ModuleStacks>(/*make=*/false);
+  if (s == nullptr) return;  // no module ran on this thread
+  const int64_t seq = fn.seqNr();
+  if (seq < 0) return;
+  ModuleStacks::Noted& noted = s->trail[seq % ModuleStacks::kTrail];
+  if (fn.scope() == at::RecordScope::FUNCTION) {
+    if (s->forward_depth > 0) noted = {seq, s->forward[s->forward_depth - 1].module};
+    return;
+  }
+  // A node made on another thread, or one whose forward op ran outside every module,
+  // leaves the stack as it is (AccumulateGrad stays with the module before it).
+  if (fn.scope() != at::RecordScope::BACKWARD_FUNCTION ||
+      fn.forwardThreadId() != at::RecordFunction::currentThreadId() || noted.seq != seq) {
+    return;
+  }
+  OpenBackward(*s, noted.module);
+}
+
+}  // namespace paddle_prof::torch_bridge

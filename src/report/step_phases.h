@@ -1,0 +1,42 @@
+// A training step's wall time by phase (StepPhases): data, forward, backward, optimizer
+// and the rest, found from the events paddle_prof.torch and torch itself record; and the
+// throughput the steps' samples and times give.
+#ifndef PADDLE_PROF_SRC_STEP_PHASES_H_
+#define PADDLE_PROF_SRC_STEP_PHASES_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collection.h"
+#include "paddle_prof/report.h"
+
+namespace paddle_prof::internal {
+
+enum class Phase { kData, kForward, kBackward, kOptimizer, kNone };
+
+// The phase a call of `name` is, if any: a DataLoader iterator's __next__ (torch's
+// "enumerate(DataLoader)#..."), a root module's forward ("nn.Module: Net"),
+// "torch.autograd.backward" or "torch.autograd.grad", "Optimizer.step#..." or
+// "Optimizer.zero_grad#...".
+Phase PhaseOf(std::string_view name);
+
+// For each step of `c`, in order: the ticks of its span [previous mark, its mark) in each
+// phase, as milliseconds. Where phases overlap (a forward recomputed inside backward),
+// the time is backward's, then the optimizer's, then data's, then forward's; `other` is
+// what is left, so the five add up to the step's wall time.
+std::vector<StepPhases> PhasesPerStep(const Collection& c);
+
+// Whether `report`'s steps have phases to show (paddle_prof.torch's) or samples.
+bool HasPhases(const Report& report);
+
+// The table's line for `t`: "ips: 2,345.6 samples/s, reader 1.20 ms, batch 27.29 ms\n".
+std::string ThroughputLine(const Throughput& t);
+
+// Medians over `steps` (none when there are no steps).
+std::optional<Throughput> ThroughputOf(const std::vector<StepSummary>& steps);
+
+}  // namespace paddle_prof::internal
+
+#endif  // PADDLE_PROF_SRC_STEP_PHASES_H_
