@@ -2,7 +2,6 @@
 
 #include <array>
 #include <atomic>
-#include <deque>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
@@ -19,22 +18,25 @@ struct Module {
   int parent = -1;
 };
 
-// Appended under the GIL, read by any thread: fixed slots, published by the count.
-constexpr int kMaxModules = 1 << 16;
+// Appended under the GIL, read by any thread: chunks that never move, published by
+// the count. Leaked: ops may run during exit.
+constexpr int kChunk = 1024;
+constexpr int kChunks = 64;
+constexpr int kMaxModules = kChunk * kChunks;
 struct ModuleTable {
-  std::array<std::optional<Module>, kMaxModules> slots;
+  std::array<Module*, kChunks> chunks{};
   std::atomic<int> count{0};
 };
 
 ModuleTable& Table() {
-  static auto* table = new ModuleTable;  // leaked: ops may run during exit
-  return *table;
+  static ModuleTable table;
+  return table;
 }
 
 const Module* ModuleAt(int index) {
   ModuleTable& t = Table();
   if (index < 0 || index >= t.count.load(std::memory_order_acquire)) return nullptr;
-  return &*t.slots[index];
+  return &t.chunks[index / kChunk][index % kChunk];
 }
 
 // One thread's open module events, and the module each of its recent forward ops ran in.
@@ -95,11 +97,14 @@ bool IsEvaluateFunction(const at::RecordFunction& fn) {
 }
 
 int RegisterModule(const std::string& path, int parent) {
+  internal::NativeGuard profiler_memory;  // the profiler's own, never the program's
   ModuleTable& t = Table();
   const int index = t.count.load(std::memory_order_relaxed);
   if (index == kMaxModules) throw std::length_error("paddle_prof.torch: too many module paths");
-  t.slots[index].emplace(Module{"nn.Module: " + path, "nn.Module: " + path + ".backward",
-                                parent < index ? parent : -1});
+  Module*& chunk = t.chunks[index / kChunk];
+  if (chunk == nullptr) chunk = new Module[kChunk];
+  chunk[index % kChunk] = Module{"nn.Module: " + path, "nn.Module: " + path + ".backward",
+                                 parent < index ? parent : -1};
   t.count.store(index + 1, std::memory_order_release);
   return index;
 }

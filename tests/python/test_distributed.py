@@ -52,6 +52,18 @@ def test_each_rank_names_itself_and_its_trace_carries_distributed_info(two_ranks
     assert summaries[0]["process"]["pid"] != summaries[1]["process"]["pid"]
 
 
+def test_each_rank_names_the_users_module_inside_the_ddp_wrapper(two_ranks):
+    _, summaries = two_ranks
+    for summary in summaries:
+        modules = {m["path"]: m for m in summary["modules"]}
+        user = modules["DistributedDataParallel.module"]
+        assert user["type"] == "Linear" and user["params"] == 16 * 4 + 4
+        assert user["calls"] == 5 and user["backward_ms"] > 0
+        assert modules["DistributedDataParallel"]["depth"] == 0
+        for step in summary["steps"]:
+            assert step["phases_ms"]["forward"] > 0 and step["phases_ms"]["backward"] > 0
+
+
 def test_the_clock_offset_to_rank_0_is_measured_and_small_on_one_host(two_ranks):
     _, summaries = two_ranks
     assert summaries[0]["clock"]["offset_ns"] == 0
@@ -126,7 +138,12 @@ def test_merge_names_the_slow_rank_its_event_and_its_steps(two_ranks):
     assert [step.slowest for step in merged.steps][:4] == [1] * 4
     for step in merged.steps:
         assert set(step.wall_ms_by) == {"0", "1"}
+        # Phases per rank; the step's own are its slowest rank's.
+        assert set(step.phases_ms_by) == {"0", "1"}
+        assert step.phases_ms == step.phases_ms_by[str(step.slowest)]
         assert step.wall_ms == max(step.wall_ms_by.values())
+    user = next(m for m in merged.modules if m.path == "DistributedDataParallel.module")
+    assert user.calls == 10 and user.type == "Linear"
     assert [p["process"]["rank"] for p in merged.to_dict()["merged_from"]] == [0, 1]
     assert [m.process["rank"] for m in merged.merged_from] == [0, 1]
     assert merged.clock.offset_ns == 0

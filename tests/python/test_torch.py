@@ -281,7 +281,7 @@ def test_record_stacks_under_native_gives_the_growth_holder_native_frames(tmp_pa
     assert growth, result.stdout[-3000:]
     first = growth[0].split('held by:')[1].split(');')[0]
     assert 'convolution' in first.split('(')[0], growth[0]
-    assert '; path: aten::conv2d > ' in first, first
+    assert '; path: nn.Module: Sequential > ' in first and ' > aten::conv2d > ' in first, first
     assert 'shape_growth.py:' in first.split('; source: ')[1], first
     native = first.split('; native: ')[1].split(' < ')
     assert 1 <= len(native) <= 8
