@@ -20,6 +20,10 @@ import torch
 
 from paddle_prof import _core, _torch_bridge
 
+# True while torch.compile traces (torch 2.x): the hooks then do nothing, so that the
+# compiled graph holds no call into the profiler; the calls it runs are recorded as ops.
+_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
+
 
 def _note(module: torch.nn.Module, path: str) -> None:
     """Tells the report the module's type and parameters (children included)."""
@@ -78,13 +82,15 @@ class ModuleEvents:
         return name
 
     def _pre(self, module: torch.nn.Module, args: Any) -> None:
-        if not _core.is_enabled():
+        if _compiling() or not _core.is_enabled():
             return
         open_calls = self._open()
         path, index = self._name(module, open_calls)
         open_calls.append((module, path, index, _torch_bridge.enter_module(index)))
 
     def _post(self, module: torch.nn.Module, args: Any, output: Any) -> None:
+        if _compiling():
+            return
         open_calls = self._open()
         i = len(open_calls) - 1
         while i >= 0 and open_calls[i][0] is not module:

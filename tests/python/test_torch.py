@@ -246,6 +246,9 @@ def test_tensors_made_before_the_wrapper_are_freed_safely():
     assert result.stdout.strip() == 'ok'
 
 
+@pytest.mark.skipif(not torch.__version__.startswith("1."),
+                    reason="the example's growth is oneDNN's primitive cache, which torch 1.13's "
+                           "mkldnn convolution fills; 2.x convolves it without one")
 def test_shape_growth_names_a_convolution_op(tmp_path):
     import os
     preload = os.path.join(os.path.dirname(paddle_prof.__file__), 'libpaddle_prof_preload.so')
@@ -265,6 +268,9 @@ def test_shape_growth_names_a_convolution_op(tmp_path):
     assert '[[1, 16, ' in held_by  # the input shapes that made new primitives
 
 
+@pytest.mark.skipif(not torch.__version__.startswith("1."),
+                    reason="the example's growth is oneDNN's primitive cache, which torch 1.13's "
+                           "mkldnn convolution fills; 2.x convolves it without one")
 def test_record_stacks_under_native_gives_the_growth_holder_native_frames(tmp_path):
     import os
     preload = os.path.join(os.path.dirname(paddle_prof.__file__), 'libpaddle_prof_preload.so')
