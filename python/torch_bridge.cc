@@ -6,9 +6,10 @@
 // (or, where none attaches, the allocator's statistics are read at every op).
 //
 // This file defines the module and installs the pieces, each in a file of its own:
-// torch_ops.cc (ops as events), torch_modules.cc (modules as events), torch_cpu_allocator.cc (CPU tensors' memory) and
-// torch_cuda_memory.cc (CUDA tensors' memory). torch_version_gates.h says what differs
-// between the torch versions the bridge builds against.
+// torch_ops.cc (ops as events), torch_modules.cc (modules as events),
+// torch_cpu_allocator.cc (CPU tensors' memory) and torch_cuda_memory.cc (CUDA tensors'
+// memory). torch_version_gates.h says what differs between the torch versions the
+// bridge builds against.
 #include "torch_bridge.h"
 
 #include <ATen/record_function.h>
@@ -101,7 +102,8 @@ PYBIND11_MODULE(_torch_bridge, m) {
   m.def("install_cuda", &InstallCuda, py::call_guard<py::gil_scoped_release>());
   m.def("cuda_tracking", &CudaTracking);
   m.def("count_cuda", &CountCuda, py::call_guard<py::gil_scoped_release>());
-  m.def("register_module", &RegisterModule, py::arg("path"), py::arg("parent"));
+  m.def("register_module", &RegisterModule, py::arg("path"), py::arg("parent"), py::arg("type"),
+        py::arg("params"), py::arg("param_bytes"));
   m.def("enter_module", &EnterModule, py::arg("index"));
   m.def("exit_module", &ExitModule, py::arg("depth"));
   m.def("end_module_backward", &EndModuleBackward);

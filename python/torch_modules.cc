@@ -3,8 +3,8 @@
 #include <array>
 #include <atomic>
 #include <optional>
-#include <stdexcept>
 #include <string_view>
+#include <unordered_map>
 
 #include "bindings_api.h"
 #include "paddle_prof/paddle_prof.h"
@@ -26,6 +26,7 @@ constexpr int kMaxModules = kChunk * kChunks;
 struct ModuleTable {
   std::array<Module*, kChunks> chunks{};
   std::atomic<int> count{0};
+  std::unordered_map<std::string, int> index;  // by path; written under the GIL only
 };
 
 ModuleTable& Table() {
@@ -96,11 +97,15 @@ bool IsEvaluateFunction(const at::RecordFunction& fn) {
   return std::string_view(fn.name()).substr(0, kPrefix.size()) == kPrefix;
 }
 
-int RegisterModule(const std::string& path, int parent) {
+int RegisterModule(const std::string& path, int parent, const std::string& type,
+                   int64_t params, int64_t param_bytes) {
   internal::NativeGuard profiler_memory;  // the profiler's own, never the program's
+  NoteModule(path, type, params, param_bytes);
   ModuleTable& t = Table();
+  if (const auto it = t.index.find(path); it != t.index.end()) return it->second;
   const int index = t.count.load(std::memory_order_relaxed);
-  if (index == kMaxModules) throw std::length_error("paddle_prof.torch: too many module paths");
+  if (index == kMaxModules) return -1;  // its calls are then ops of the module around it
+  t.index.emplace(path, index);
   Module*& chunk = t.chunks[index / kChunk];
   if (chunk == nullptr) chunk = new Module[kChunk];
   chunk[index % kChunk] = Module{"nn.Module: " + path, "nn.Module: " + path + ".backward",

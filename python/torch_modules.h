@@ -10,13 +10,17 @@
 
 #include <ATen/record_function.h>
 
+#include <cstdint>
 #include <string>
 
 namespace paddle_prof::torch_bridge {
 
-// Registers a module path under its parent's index (-1 for a root); returns its index.
-// Called under the GIL; std::length_error past the table's bound.
-int RegisterModule(const std::string& path, int parent);
+// Registers a module path under its parent's index (-1 for a root), noting its type and
+// parameters for the report (NoteModule); returns its index, the same for every call
+// with that path, or -1 past the table's bound (its calls then record no event).
+// Called under the GIL.
+int RegisterModule(const std::string& path, int parent, const std::string& type,
+                   int64_t params, int64_t param_bytes);
 // Opens the forward event of module `index` on this thread; returns the depth to close
 // it at (ExitModule), which closes what a raising forward left open above it too.
 int EnterModule(int index);

@@ -25,13 +25,15 @@ from paddle_prof import _core, _torch_bridge
 _compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
 
 
-def _note(module: torch.nn.Module, path: str) -> None:
-    """Tells the report the module's type and parameters (children included)."""
+def _register(module: torch.nn.Module, path: str, parent: int) -> int:
+    """The bridge's index of ``path``, which tells the report the module's type and
+    parameters (children included)."""
     params = param_bytes = 0
     for p in module.parameters():
         params += p.numel()
         param_bytes += p.numel() * p.element_size()
-    _core.note_module(path, type(module).__name__, params, param_bytes)
+    return _torch_bridge.register_module(path, parent, type(module).__name__, params,
+                                         param_bytes)
 
 
 class ModuleEvents:
@@ -42,7 +44,6 @@ class ModuleEvents:
         # By root: {id(module): (path, bridge index)} for the modules called under it.
         self._roots: "weakref.WeakKeyDictionary[torch.nn.Module, Dict[int, Tuple[str, int]]]" = (
             weakref.WeakKeyDictionary())
-        self._indexes: Dict[str, int] = {}  # the bridge's index of each path
         self._handles: List[Any] = []
         self._original_call: Optional[Any] = None
 
@@ -74,11 +75,7 @@ class ModuleEvents:
             _, parent_path, parent, _ = open_calls[-1]
             path = (f"{type(root).__name__}.{attribute}" if attribute
                     else f"{parent_path}.{type(module).__name__}")
-        index = self._indexes.get(path)
-        if index is None:
-            index = self._indexes[path] = _torch_bridge.register_module(path, parent)
-        _note(module, path)
-        name = names[id(module)] = (path, index)
+        name = names[id(module)] = (path, _register(module, path, parent))
         return name
 
     def _pre(self, module: torch.nn.Module, args: Any) -> None:

@@ -261,3 +261,13 @@ def test_a_bridge_built_for_another_torch_names_both_versions():
     message = result.stderr.strip().splitlines()[-1]
     assert message.startswith("ImportError: paddle_prof.torch was built for torch "), message
     assert built in message and torch.__version__ in message, message
+
+
+def test_a_path_keeps_one_index_in_the_bridge_over_windows():
+    from paddle_prof import _torch_bridge
+    first = _torch_bridge.register_module("Again", -1, "Linear", 6, 24)
+    assert _torch_bridge.register_module("Again", -1, "Linear", 6, 24) == first
+    for _ in range(2):  # each window names the same modules, and registers nothing new
+        report = train(steps=1)
+        assert [m.calls for m in report.modules] == [1] * len(PARAMS)
+    assert _torch_bridge.register_module("Net.block.fc1", -1, "Linear", 2080, 8320) != first
