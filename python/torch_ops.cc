@@ -134,7 +134,7 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
   }
   if (EndsWhereItBegins(fn.scope())) {
     if (std::optional<RecordEvent>* event = ops.Push(&fn)) {
-      if (IsEvaluateFunction(fn) && ModulesOnThread()) {
+      if (ModulesOnThread() && IsEvaluateFunction(fn)) {
         ops.DeferTop();
       } else {
         BeginEvent(fn, &ops, event);

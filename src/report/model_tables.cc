@@ -24,7 +24,7 @@ int64_t SumOverPlaces(const ModuleSummary& m, int64_t ModuleMemory::*field) {
 
 // The path without its parent's: "fc1" for "Net.block.fc1" under "Net.block".
 std::string ShortName(const std::string& path, const std::string& parent) {
-  return parent.empty() ? path : path.substr(parent.size() + 1);
+  return path.substr(parent.size() + 1);
 }
 
 }  // namespace
@@ -43,21 +43,24 @@ std::string Report::ModuleTable() const {
     }
     return "";
   };
-  std::map<const ModuleSummary*, std::string> parents;
   for (const ModuleSummary& m : modules) {
     const std::string parent = parent_of(m.path);
-    parents[&m] = parent;
     (parent.empty() ? roots : children[parent]).push_back(&m);
   }
   std::vector<std::vector<std::string>> lines = {
       {"Module", "Type", "Calls", "Forward", "Backward", "Params", "Peak Mem.", "Activations"}};
-  std::vector<std::pair<const ModuleSummary*, int>> pending;  // depth-first, with the indent
-  for (auto it = roots.rbegin(); it != roots.rend(); ++it) pending.emplace_back(*it, 0);
+  struct Pending {
+    const ModuleSummary* module;
+    int indent;
+    const std::string* parent;  // its path, or null for a root
+  };
+  std::vector<Pending> pending;  // depth-first
+  for (auto it = roots.rbegin(); it != roots.rend(); ++it) pending.push_back({*it, 0, nullptr});
   while (!pending.empty()) {
-    const auto [m, indent] = pending.back();
+    const auto [m, indent, parent] = pending.back();
     pending.pop_back();
     lines.push_back({std::string(2 * indent, ' ') +
-                         internal::EscapeForTable(ShortName(m->path, parents[m])),
+                         internal::EscapeForTable(parent ? ShortName(m->path, *parent) : m->path),
                      internal::EscapeForTable(m->type), std::to_string(m->calls),
                      FormatMs(m->forward_ms), FormatMs(m->backward_ms),
                      internal::FormatGrouped(static_cast<double>(m->params), 0),
@@ -66,7 +69,7 @@ std::string Report::ModuleTable() const {
     const auto kids = children.find(m->path);
     if (kids == children.end()) continue;
     for (auto it = kids->second.rbegin(); it != kids->second.rend(); ++it) {
-      pending.emplace_back(*it, indent + 1);
+      pending.push_back({*it, indent + 1, &m->path});
     }
   }
   return "Modules (times in milliseconds; Peak Mem. and Activations over the forward "

@@ -514,7 +514,11 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
                   [](const EventRow& row) { return IsCommunication(row.name); });
   const std::vector<double> comm_ms =
       communicated ? CommunicationMsPerStep(c) : std::vector<double>(c.steps.size(), 0.0);
-  const std::vector<StepPhases> phases = PhasesPerStep(c);
+  // A second pass, for a window that recorded phases (paddle_prof.torch's) at all.
+  const bool phased =
+      std::any_of(report.events.begin(), report.events.end(),
+                  [](const EventRow& row) { return PhaseOf(row.name) != Phase::kNone; });
+  const std::vector<StepPhases> phases = PhasesPerStep(c, phased);
   uint64_t step_start = c.start_tick;
   for (size_t i = 0; i < c.steps.size(); ++i) {
     StepSummary step;

@@ -118,10 +118,11 @@ Phase PhaseOf(std::string_view name) {
   return Phase::kNone;
 }
 
-std::vector<StepPhases> PhasesPerStep(const Collection& c) {
+std::vector<StepPhases> PhasesPerStep(const Collection& c, bool phase_events) {
   std::vector<StepPhases> phases(c.steps.size());
   if (c.steps.empty()) return phases;
-  const std::vector<OwnedSpan> spans = OwnedSpans(PhaseIntervals(c));
+  const std::vector<OwnedSpan> spans =
+      phase_events ? OwnedSpans(PhaseIntervals(c)) : std::vector<OwnedSpan>();
   uint64_t step_start = c.start_tick;
   size_t next = 0;
   for (size_t i = 0; i < c.steps.size(); ++i) {
