@@ -71,7 +71,7 @@ def main() -> None:
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
-            paddle_prof.mark_step()
+            paddle_prof.mark_step(num_samples=len(images))  # the ips: line
     print(f"final loss {loss.item():.4f}; {len(prof.report.events)} rows, "
           f"{len(prof.report.steps)} steps, wall {prof.report.wall_ms:.1f} ms, "
           f"{len(prof.report.processes)} worker processes merged")
