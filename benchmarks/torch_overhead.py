@@ -1,6 +1,6 @@
 """What profiling costs a PyTorch training loop: examples/train_cnn.py's model and step,
-unprofiled vs paddle_prof.torch (memory tracked) vs torch.profiler(profile_memory=True,
-record_shapes=True), and, in child processes (the malloc hooks must be loaded at the
+unprofiled vs paddle_prof.torch (memory tracked, with and without its module events) vs
+torch.profiler(profile_memory=True, record_shapes=True), and, in child processes (the malloc hooks must be loaded at the
 start), unprofiled vs paddle_prof.torch vs paddle_prof.torch with native tracking (every
 malloc, under the preload library); interleaved so that the machine's drift hits all of
 them alike.
@@ -9,7 +9,8 @@ them alike.
 
 Each round times `steps` training steps under each setup, including what it takes to
 produce the report (paddle_prof's table; torch's key_averages().table()). Prints
-medians and the ratios to the unprofiled loop.
+medians and the ratios to the unprofiled loop (benchmarks/torch_module_overhead.py
+measures the module events' cost per call on its own).
 """
 
 import argparse
@@ -54,9 +55,9 @@ def unprofiled(step, steps: int) -> tuple:
     return loop, loop
 
 
-def with_paddle_prof(step, steps: int) -> tuple:
+def with_paddle_prof(step, steps: int, modules: bool = True) -> tuple:
     start = time.perf_counter()
-    with paddle_prof.torch.profiler('CPU', 'total', stream=io.StringIO()):
+    with paddle_prof.torch.profiler('CPU', 'total', stream=io.StringIO(), modules=modules):
         for _ in range(steps):
             step()
             paddle_prof.mark_step()
@@ -104,6 +105,8 @@ def main() -> None:
         print(json.dumps(run(step, args.steps)))
         return
     setups = {"unprofiled": unprofiled, "paddle_prof": with_paddle_prof,
+              "paddle_prof, no modules":
+                  lambda s, n: with_paddle_prof(s, n, modules=False),
               "torch.profiler": with_torch_profiler}
     in_process = list(setups)
     if os.path.exists(PRELOAD):
@@ -122,12 +125,12 @@ def main() -> None:
     print(f"{args.rounds} rounds of {args.steps} steps, batch {args.batch_size}, "
           f"{torch.get_num_threads()} intra-op threads; medians, ratios to the unprofiled "
           "loop of the same process kind:")
-    print(f"{'setup':20} {'loop ms':>9} {'ratio':>7} {'with report ms':>15} {'ratio':>7}")
+    print(f"{'setup':24} {'loop ms':>9} {'ratio':>7} {'with report ms':>15} {'ratio':>7}")
     for name, (loops, totals) in times.items():
         base = "child: unprofiled" if name.startswith("child") else "unprofiled"
         base_loop = statistics.median(times[base][0])
         loop, total = statistics.median(loops), statistics.median(totals)
-        print(f"{name:20} {loop * 1e3:9.1f} {loop / base_loop:7.3f} {total * 1e3:15.1f} "
+        print(f"{name:24} {loop * 1e3:9.1f} {loop / base_loop:7.3f} {total * 1e3:15.1f} "
               f"{total / base_loop:7.3f}")
 
 

@@ -1,5 +1,5 @@
-// Modules as events (paddle_prof.torch, modules=True). Python's global module hooks
-// open and close each call's event "nn.Module: <path>" here, on a stack per thread; the
+// Modules as events (paddle_prof.torch, modules=True). Python's Module.__call__ wrapper
+// opens and closes each call's event "nn.Module: <path>" here, on a stack per thread; the
 // op callback notes, for each forward op that autograd records, the module it ran in,
 // by the sequence number its backward node will carry. When autograd runs a node on the
 // thread that made it, the events "nn.Module: <path>.backward" of its module and that
