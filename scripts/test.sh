@@ -36,7 +36,7 @@ cmake -S . -B build-torch2 -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython_EXECUTABLE
     -DPADDLE_PROF_BUILD_TESTS=OFF -DPADDLE_PROF_BUILD_BENCHMARKS=OFF -DPADDLE_PROF_BUILD_EXAMPLES=OFF
 cmake --build build-torch2 -j"$jobs"
 PYTHONPATH=build-torch2/python PADDLE_PROF_TEST_BINARIES=build/tests \
-  PADDLE_PROF_OTHER_TORCH_BUILD=build/python \
+  PADDLE_PROF_OTHER_TORCH_BUILD=build/python PADDLE_PROF_REQUIRE_HTA=1 \
   timeout 1200 "$torch2_python" -m pytest -q -p no:cacheprovider tests/python/test_torch.py \
     tests/python/test_torch_model_view.py tests/python/test_distributed.py
 # An installed copy serves another project through find_package(paddle_prof).

@@ -18,6 +18,11 @@ void JsonWriter::BeforeValue() {
   }
 }
 
+void JsonWriter::Raw(std::string_view json) {
+  BeforeValue();
+  out_->append(json);
+}
+
 void JsonWriter::Open(char c) {
   BeforeValue();
   out_->push_back(c);

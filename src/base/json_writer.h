@@ -31,6 +31,8 @@ class JsonWriter {
   void Int(int64_t v);
   void Unsigned(uint64_t v);
   void Null();
+  // A value written elsewhere, as it is: the caller vouches that it is JSON.
+  void Raw(std::string_view json);
   void IntField(std::string_view key, int64_t v) {
     Key(key);
     Int(v);

@@ -263,6 +263,16 @@ void WriteFlow(TraceText* text, bool start, std::string_view track, uint64_t ns,
   text->Advance(p);
 }
 
+// As PyTorch writes it, a space after each colon: Holistic Trace Analysis finds a trace's
+// rank by matching `"rank":\s+(\d+)`, and without the space reads every rank as rank 0.
+std::string DistributedInfo(const ProcessInfo& process) {
+  std::string backend;
+  JsonWriter(&backend).String(process.backend);
+  return "{" + (process.backend.empty() ? "" : "\"backend\": " + backend + ", ") +
+         "\"rank\": " + std::to_string(*process.rank) +
+         ", \"world_size\": " + std::to_string(process.world_size.value_or(0)) + "}";
+}
+
 const char* ActivityCategory(GpuActivity::Kind kind) {
   switch (kind) {
     case GpuActivity::Kind::kMemcpy:
@@ -319,13 +329,9 @@ bool WriteChromeTrace(const Collection& c, const std::string& path, std::string*
     w.BeginObject();
     w.StringField("displayTimeUnit", "ms");
     w.IntField("baseTimeNanoseconds", c.clock.unix_ns);  // ts 0 on CLOCK_REALTIME, as Kineto
-    if (c.process.rank) {  // as PyTorch writes it: Holistic Trace Analysis reads the rank here
+    if (c.process.rank) {
       w.Key("distributedInfo");
-      w.BeginObject();
-      if (!c.process.backend.empty()) w.StringField("backend", c.process.backend);
-      w.IntField("rank", *c.process.rank);
-      w.IntField("world_size", c.process.world_size.value_or(0));
-      w.EndObject();
+      w.Raw(DistributedInfo(c.process));
     }
     w.Key("traceEvents");
     w.BeginArray();
@@ -339,7 +345,9 @@ bool WriteChromeTrace(const Collection& c, const std::string& path, std::string*
     const std::string track = Track(pid, kStepsTid);
     uint64_t step_start = c.start_tick;
     for (size_t i = 0; i < c.steps.size(); ++i) {
-      const std::string name = "step " + std::to_string(c.steps_dropped + static_cast<int64_t>(i));
+      // Kineto's name for a step, which Holistic Trace Analysis numbers iterations by.
+      const std::string name =
+          "ProfilerStep#" + std::to_string(c.steps_dropped + static_cast<int64_t>(i));
       WriteComplete(&text, CompleteHead(name.c_str(), "step", nullptr), track, Ns(c, step_start),
                     Ns(c, c.steps[i].tick));
       step_start = c.steps[i].tick;

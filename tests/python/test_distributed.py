@@ -1,6 +1,8 @@
 """Ranks of torch.distributed (gloo, two processes on this machine): each rank's profile
-names its rank, carries distributedInfo, and measures its clock against rank 0's."""
+names its rank, carries distributedInfo, and measures its clock against rank 0's; Holistic
+Trace Analysis reads the ranks' traces and their merged trace."""
 
+import collections
 import json
 import os
 import re
@@ -62,6 +64,71 @@ def test_each_rank_names_the_users_module_inside_the_ddp_wrapper(two_ranks):
         assert modules["DistributedDataParallel"]["depth"] == 0
         for step in summary["steps"]:
             assert step["phases_ms"]["forward"] > 0 and step["phases_ms"]["backward"] > 0
+
+
+def holistic_trace_analysis():
+    """HTA's TraceAnalysis; scripts/test.sh installs HTA beside torch 2.x and sets
+    PADDLE_PROF_REQUIRE_HTA, so that there a missing HTA fails instead of skipping."""
+    if os.environ.get("PADDLE_PROF_REQUIRE_HTA") == "1":
+        from hta.trace_analysis import TraceAnalysis
+        return TraceAnalysis
+    return pytest.importorskip("hta.trace_analysis").TraceAnalysis
+
+
+def ops_by_pid(analysis, rank):
+    """{pid: Counter of event names} of one rank of an HTA TraceAnalysis."""
+    names = analysis.t.symbol_table.get_sym_table()
+    df = analysis.t.get_trace(rank)
+    by_pid = collections.defaultdict(collections.Counter)
+    for pid, name in zip(df["pid"], df["name"]):
+        by_pid[int(pid)][names[name]] += 1
+    return by_pid
+
+
+def calls_by_name(summary):
+    calls = collections.Counter()
+    for row in summary["events"]:
+        calls[row["name"]] += row["calls"]
+    return calls
+
+
+def test_holistic_trace_analysis_reads_each_rank_with_its_ops_and_steps(two_ranks, tmp_path):
+    TraceAnalysis = holistic_trace_analysis()
+    out_dir, summaries = two_ranks
+    steps = {f"ProfilerStep#{i}": 1 for i in range(5)}  # Kineto's names, HTA's iterations
+    # The ranks' own traces, one per rank as PyTorch's: HTA finds each rank in its file.
+    ranks = tmp_path / "ranks"
+    ranks.mkdir()
+    for rank in (0, 1):
+        (ranks / f"rank{rank}.json").write_bytes((out_dir / f"rank{rank}.json").read_bytes())
+    analysis = TraceAnalysis(trace_dir=str(ranks), include_last_profiler_step=True)
+    assert sorted(analysis.t.traces) == [0, 1]
+    assert list(analysis.get_profiler_steps()) == [0, 1, 2, 3, 4]
+    for rank, summary in enumerate(summaries):
+        (pid, ops), = ops_by_pid(analysis, rank).items()
+        assert pid == summary["process"]["pid"]
+        assert {name: ops.pop(name) for name in steps} == steps
+        assert ops == calls_by_name(summary)  # every call, exactly as the rank's rows count it
+        df = analysis.t.get_trace(rank)
+        slow = df[df["name"] == analysis.t.symbol_table.get_sym_id_map()["slow_op"]]
+        assert (slow["dur"].sum() >= 5 * 50_000) == (rank == 1)  # microseconds
+    # The merged trace is one file: HTA reads it as one trace, each rank a process of it.
+    merged_dir = tmp_path / "merged"
+    merged_dir.mkdir()
+    inputs = [str(out_dir / f"rank{rank}.json.summary.json") for rank in (0, 1)]
+    done = subprocess.run([sys.executable, "-m", "paddle_prof", "merge", *inputs, "--profile-path",
+                           str(merged_dir / "merged.json")], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    for extra in ("merged.json.summary.json", "merged.json.html"):
+        (merged_dir / extra).unlink()
+    merged = TraceAnalysis(trace_dir=str(merged_dir), include_last_profiler_step=True)
+    by_pid = ops_by_pid(merged, 0)
+    assert set(by_pid) == {s["process"]["pid"] for s in summaries}
+    for summary in summaries:
+        ops = by_pid[summary["process"]["pid"]]
+        assert {name: ops.pop(name) for name in steps} == steps
+        assert ops == calls_by_name(summary)
 
 
 def test_the_clock_offset_to_rank_0_is_measured_and_small_on_one_host(two_ranks):

@@ -836,7 +836,7 @@ TEST_F(FlightRecorderTest, TheBoundIsSetBeforeTheFirstStepAndTheTraceNamesTheKep
   for (const auto& e : trace.at("traceEvents")) {
     if (e.value("cat", "") == "step") steps.push_back(e.at("name"));
   }
-  EXPECT_EQ(steps, (std::vector<std::string>{"step 3", "step 4"}));
+  EXPECT_EQ(steps, (std::vector<std::string>{"ProfilerStep#3", "ProfilerStep#4"}));
   testing::RemoveProfileFiles(path);
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -145,6 +146,11 @@ TEST(SummaryReaderTest, RankComesFromTheEnvironmentAndFillsPathsAndTheTrace) {
   const nlohmann::json trace = testing::ReadJson(path);
   EXPECT_EQ(trace["distributedInfo"]["rank"], 1);
   EXPECT_EQ(trace["distributedInfo"]["world_size"], 2);
+  // Holistic Trace Analysis matches `"rank":\s+(\d+)` in the text, as PyTorch writes it.
+  std::ifstream in(path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find(R"("distributedInfo":{"rank": 1, "world_size": 2})"), std::string::npos)
+      << text.substr(0, 200);
   EXPECT_EQ(trace["baseTimeNanoseconds"], report.clock.unix_ns);
   EXPECT_EQ(LoadSummary(path + ".summary.json").process.rank, 1);
   std::remove(path.c_str());
