@@ -441,3 +441,82 @@ def test_screenshot_of_the_cnn_example(tmp_path):
                                               "--hide-scrollbars", page.as_uri()],
                    capture_output=True, timeout=120, check=True)
     assert png_size(shot) == (1400, 1800)
+
+
+@pytest.mark.torch
+def test_the_model_view_a_module_tree_sorted_level_by_level_and_the_step_phases(tmp_path):
+    import torch
+
+    import paddle_prof.torch
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = torch.nn.Linear(64, 32)  # 2,080 parameters
+            self.fc2 = torch.nn.Linear(32, 16)  # 528
+
+        def forward(self, x):
+            return self.fc2(torch.relu(self.fc1(x)))
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(1, 4, 3)  # 40
+            self.block = Block()                  # 2,608
+            self.head = torch.nn.Linear(16, 10)   # 170
+
+        def forward(self, x):
+            return self.head(self.block(self.conv(x).flatten(1)[:, :64]))
+
+    model = Net()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    x, y = torch.randn(4, 1, 10, 10), torch.randint(0, 10, (4,))
+    path = str(tmp_path / "model.json")
+    with paddle_prof.torch.profiler("CPU", "total", path, stream=open(os.devnull, "w")) as prof:
+        for _ in range(3):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            prof.step(num_samples=4)
+    summary = prof.report.to_dict()
+    value = render(path + ".html", tmp_path, """
+        const shown = () => Array.from(document.querySelectorAll('#modules-table tbody tr'))
+            .filter(tr => !tr.hidden).map(tr => tr.dataset.path);
+        const cells = Object.fromEntries(Array.from(
+            document.querySelectorAll('#modules-table tbody tr'),
+            tr => [tr.dataset.path, Array.from(tr.children, td => td.textContent)]));
+        const sort = key => document.querySelector(`#modules-table th[data-key="${key}"]`).click();
+        const out = {first: shown(), cells,
+                     indent: Array.from(document.querySelectorAll('#modules-table td.module'),
+                                        td => td.style.paddingLeft)};
+        sort('params'); out.by_params = shown();
+        sort('params'); out.by_params_reversed = shown();
+        document.querySelector('#modules-table tr[data-path="Net.block"] button').click();
+        out.folded = shown();
+        out.phases = Array.from(document.querySelectorAll('#phases-table tbody tr'),
+                                tr => Array.from(tr.children, td => td.textContent));
+        out.ips = document.querySelector('[data-field=ips]').textContent;
+        return out;""")["value"]
+    assert value["first"] == [m["path"] for m in summary["modules"]] == [
+        "Net", "Net.conv", "Net.block", "Net.block.fc1", "Net.block.fc2", "Net.head"]
+    assert value["indent"] == ["8px", "26px", "26px", "44px", "44px", "26px"]
+    fc1 = value["cells"]["Net.block.fc1"]
+    assert fc1[0].endswith("fc1") and not fc1[0].endswith(".fc1")  # the name under its parent
+    assert fc1[1:3] == ["Linear", "3"] and fc1[5] == "2,080"
+    assert value["cells"]["Net"][5] == "2,818"
+    # Each level sorted on its own, children kept under their parent.
+    assert value["by_params"] == ["Net", "Net.block", "Net.block.fc1", "Net.block.fc2",
+                                  "Net.head", "Net.conv"]
+    assert value["by_params_reversed"] == ["Net", "Net.conv", "Net.head", "Net.block",
+                                           "Net.block.fc2", "Net.block.fc1"]
+    assert value["folded"] == ["Net", "Net.conv", "Net.head", "Net.block"]
+    phases = {row[0]: row for row in value["phases"]}
+    assert list(phases) == ["Dataloader", "Forward", "Backward", "Optimization", "Other"]
+    for name in ("Forward", "Backward", "Optimization"):
+        assert phases[name][1] == "3", phases[name]
+    assert phases["Dataloader"][1:3] == ["0", "0"]
+    ratios = [float(row[6].rstrip("%")) for row in value["phases"]]
+    assert abs(sum(ratios) - 100) < 0.05, ratios
+    rate = summary["throughput"]["samples_per_s"]
+    assert value["ips"].startswith(f"{rate:,.1f} samples/s, reader "), value["ips"]
