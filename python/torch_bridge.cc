@@ -20,6 +20,7 @@
 
 #include "torch_cpu_allocator.h"
 #include "torch_cuda_memory.h"
+#include "torch_module_calls.h"
 #include "torch_modules.h"
 #include "torch_ops.h"
 #include "torch_version_gates.h"
@@ -104,8 +105,7 @@ PYBIND11_MODULE(_torch_bridge, m) {
   m.def("count_cuda", &CountCuda, py::call_guard<py::gil_scoped_release>());
   m.def("register_module", &RegisterModule, py::arg("path"), py::arg("parent"), py::arg("type"),
         py::arg("params"), py::arg("param_bytes"));
-  m.def("enter_module", &EnterModule, py::arg("index"));
-  m.def("exit_module", &ExitModule, py::arg("depth"));
+  AddModuleCallFunctions(m);
   m.def("end_module_backward", &EndModuleBackward);
   m.def("_bench_empty_callback", &BenchEmptyCallback, py::arg("on"),
         py::arg("needs_inputs") = false);

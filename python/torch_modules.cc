@@ -84,7 +84,7 @@ void OpenBackward(ModuleStacks& s, int module) {
   for (int i = length - 1 - keep; i >= 0 && s.backward_depth < ModuleStacks::kDepth; --i) {
     ModuleStacks::Open& open = s.backward[s.backward_depth++];
     open.module = chain[i];
-    open.event.emplace(std::string_view(ModuleAt(chain[i])->backward));
+    open.event.emplace(ModuleAt(chain[i])->backward.c_str());  // kept for good: not interned
   }
 }
 
@@ -121,7 +121,7 @@ int EnterModule(int index) {
   if (depth == ModuleStacks::kDepth) return -1;
   ModuleStacks::Open& open = s->forward[s->forward_depth++];
   open.module = index;
-  open.event.emplace(std::string_view(ModuleAt(index)->forward));
+  open.event.emplace(ModuleAt(index)->forward.c_str());  // kept for good: not interned
   return depth;
 }
 

@@ -5,25 +5,23 @@
 ``<path>`` is the root module's class name and the attribute path from it
 (``ResNet.layer1.0.conv1``); a root is a module called while no other module's forward
 is open on the thread. While a window is open, Module.__call__ names each call and has
-the bridge open and close its event (torch_modules.cc); the bridge opens the backward
+the bridge open and close its event (torch_module_calls.cc); the bridge opens the backward
 events around the autograd nodes of each module's ops.
 """
 
 from __future__ import annotations
 
-import threading
-import weakref
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Optional
 
 import torch
 
-from paddle_prof import _core, _torch_bridge
+from paddle_prof import _torch_bridge
 
 # True while torch.compile traces (torch 2.x): module calls then record nothing, so that
 # the compiled graph holds no call into the profiler; the calls it runs are recorded as ops.
 _compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
-_is_enabled = _core.is_enabled
-_enter_module = _torch_bridge.enter_module
+_enter_call = _torch_bridge.enter_call
+_exit_call = _torch_bridge.exit_call
 
 
 def _register(module: torch.nn.Module, path: str, parent: int) -> int:
@@ -38,70 +36,50 @@ def _register(module: torch.nn.Module, path: str, parent: int) -> int:
 
 
 class ModuleEvents:
-    """Records module calls for one profiling window (install) until remove()."""
+    """Records module calls for one profiling window (install) until remove().
+
+    The bridge keeps each thread's open calls and a cache of names by (root, module)
+    (torch_module_calls.cc); it asks _name only for a pair it has not seen this window.
+    """
 
     def __init__(self) -> None:
-        self._local = threading.local()
-        # By (id(root), id(module)): the module's path and bridge index as that root names
-        # it, with weak references that tell a live entry from one whose ids were reused.
-        self._names: Dict[Tuple[int, int], Tuple[Any, Any, str, int]] = {}
+        self._paths: Dict[int, str] = {}  # by bridge index, for children named under one
         self._original_call: Optional[Any] = None
 
-    def _open(self) -> List[Tuple[torch.nn.Module, str, int, int]]:
-        """This thread's open forward calls, outermost first: (module, path, index,
-        the depth its event closes at)."""
-        local = self._local
-        try:
-            return local.open
-        except AttributeError:
-            local.open = []
-            return local.open
-
-    def _name(self, module: torch.nn.Module,
-              open_calls: List[Tuple[torch.nn.Module, str, int, int]]) -> Tuple[str, int]:
-        root = open_calls[0][0] if open_calls else module
-        key = (id(root), id(module))
-        known = self._names.get(key)
-        if known is not None and known[0]() is root and known[1]() is module:
-            return known[2], known[3]
+    def _name(self, module: torch.nn.Module, root: torch.nn.Module, parent: int) -> int:
+        """The bridge index of ``module`` called under ``root``, inside the call of
+        module ``parent`` (-1: none, or one past the bridge's bound)."""
         if module is root:
             path, parent = type(root).__name__, -1
         else:
             # The attribute path from the root; a module that is not the root's (made or
             # passed in during the forward) is named under the module that called it.
             attribute = next((n for n, m in root.named_modules() if m is module), None)
-            _, parent_path, parent, _ = open_calls[-1]
+            parent_path = self._paths.get(parent, type(root).__name__)
             path = (f"{type(root).__name__}.{attribute}" if attribute
                     else f"{parent_path}.{type(module).__name__}")
         index = _register(module, path, parent)
-        self._names[key] = (weakref.ref(root), weakref.ref(module), path, index)
-        return path, index
+        if index >= 0:
+            self._paths[index] = path
+        return index
 
     @staticmethod
-    def _close(open_calls: List[Tuple[torch.nn.Module, str, int, int]], i: int) -> None:
-        """Ends call ``i`` and those above it."""
-        _torch_bridge.exit_module(open_calls[i][3])
-        del open_calls[i:]
-
-    def _call_recording(self, original: Any) -> Any:
+    def _call_recording(original: Any) -> Any:
         """Module.__call__ that opens the call's event and closes it however forward
         ends. Global module hooks would do it too, at twice the cost: with any, torch
         leaves its fast path for every module; and before 2.0 no hook runs when forward
         raises."""
-        events = self
 
         def __call__(module: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
-            if _compiling() or not _is_enabled():
+            if _compiling():
                 return original(module, *args, **kwargs)
-            open_calls = events._open()
-            depth = len(open_calls)
-            path, index = events._name(module, open_calls)
-            open_calls.append((module, path, index, _enter_module(index)))
+            depth = _enter_call(module)
+            if depth < 0:
+                return original(module, *args, **kwargs)
             try:
                 return original(module, *args, **kwargs)
             finally:
-                if len(open_calls) > depth:
-                    events._close(open_calls, depth)
+                _exit_call(depth)
 
         return __call__
 
@@ -111,6 +89,8 @@ class ModuleEvents:
         _torch_bridge.end_module_backward()
 
     def install(self) -> None:
+        _torch_bridge.forget_module_names()  # each window notes its modules anew
+        _torch_bridge.set_module_namer(self._name)
         self._original_call = torch.nn.Module.__call__
         torch.nn.Module.__call__ = self._call_recording(self._original_call)
 
@@ -119,7 +99,7 @@ class ModuleEvents:
         if self._original_call is not None:
             torch.nn.Module.__call__ = self._original_call
             self._original_call = None
-        open_calls = self._open()
-        if open_calls:
-            self._close(open_calls, 0)
+        _torch_bridge.set_module_namer(None)
+        _torch_bridge.forget_module_names()
+        _exit_call(0)
         self.end_backward()

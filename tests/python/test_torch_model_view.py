@@ -271,3 +271,62 @@ def test_a_path_keeps_one_index_in_the_bridge_over_windows():
         report = train(steps=1)
         assert [m.calls for m in report.modules] == [1] * len(PARAMS)
     assert _torch_bridge.register_module("Net.block.fc1", -1, "Linear", 2080, 8320) != first
+
+
+def test_each_thread_names_calls_under_its_own_root():
+    import threading
+    a, b = torch.nn.Sequential(torch.nn.Linear(2, 2)), Block()
+    go = threading.Barrier(2)
+
+    def run(model, x):
+        go.wait()
+        for _ in range(50):
+            model(x)
+
+    with paddle_prof.torch.profiler("CPU", stream=io.StringIO()) as prof:
+        threads = [threading.Thread(target=run, args=(a, torch.ones(2))),
+                   threading.Thread(target=run, args=(b, torch.ones(64)))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+    calls = {m.path: m.calls for m in prof.report.modules}
+    assert calls == {"Sequential": 50, "Sequential.0": 50, "Block": 50, "Block.fc1": 50,
+                     "Block.fc2": 50}
+
+
+def test_a_module_that_cannot_be_named_runs_unrecorded(monkeypatch):
+    class Odd(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(2, 2)
+
+        def named_modules(self, *args, **kwargs):
+            if not args and not kwargs:  # as naming a child walks them
+                raise RuntimeError("no walking here")
+            return super().named_modules(*args, **kwargs)
+
+        def forward(self, x):
+            return self.lin(x)
+
+    model = Odd()
+    seen = []  # reported, not raised into the program
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: seen.append(str(u.exc_value)))
+    with paddle_prof.torch.profiler("CPU", stream=io.StringIO()) as prof:
+        for _ in range(2):
+            assert model(torch.ones(2)).shape == (2,)
+    assert seen == ["no walking here"]  # once in the window, not at every call
+    assert {m.path: m.calls for m in prof.report.modules} == {"Odd": 2}
+    rows = {e.name: e.calls for e in prof.report.events}
+    assert rows["aten::linear"] == 2  # the child's ops, under the root
+
+
+def test_a_module_made_where_a_dead_one_was_gets_its_own_name():
+    with paddle_prof.torch.profiler("CPU", stream=io.StringIO()) as prof:
+        for _ in range(20):  # each new model may take the address of the one before
+            model = Block() if _ % 2 else torch.nn.Sequential(torch.nn.Linear(64, 16))
+            model(torch.ones(64))
+            del model
+    calls = {m.path: m.calls for m in prof.report.modules}
+    assert calls == {"Sequential": 10, "Sequential.0": 10, "Block": 10, "Block.fc1": 10,
+                     "Block.fc2": 10}
