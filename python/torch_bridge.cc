@@ -15,6 +15,7 @@
 #include <ATen/record_function.h>
 #include <c10/core/CPUAllocator.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <mutex>
 
@@ -36,20 +37,34 @@ Bridge& GetBridge() {
 
 namespace {
 
+// Installs the allocator wrapper once per process, under the bridge's lock.
+void InstallAllocator(Bridge& b) {
+  if (b.allocator) return;
+  c10::Allocator* original = c10::GetCPUAllocator();
+  g_original_deleter = original->raw_deleter();
+  if (g_original_deleter != nullptr) {
+    b.allocator.emplace(original);
+    c10::SetCPUAllocator(&*b.allocator, /*priority=*/100);
+    b.allocator_installed = c10::GetCPUAllocator() == &*b.allocator;
+  }
+}
+
+// From `import paddle_prof.torch` on, every CPU tensor's block is known (cheap while no
+// window is open): a later window knows what its program made before it. Returns
+// whether c10 now allocates through the wrapper.
+bool TrackTensors() {
+  Bridge& b = GetBridge();
+  std::lock_guard<std::mutex> lock(b.mu);
+  InstallAllocator(b);
+  return b.allocator_installed;
+}
+
 // Installs the allocator wrapper once per process and the op callback (again when
 // record_shapes changes). Returns whether c10 now allocates through the wrapper.
 bool Install(bool record_shapes) {
   Bridge& b = GetBridge();
   std::lock_guard<std::mutex> lock(b.mu);
-  if (!b.allocator) {
-    c10::Allocator* original = c10::GetCPUAllocator();
-    g_original_deleter = original->raw_deleter();
-    if (g_original_deleter != nullptr) {
-      b.allocator.emplace(original);
-      c10::SetCPUAllocator(&*b.allocator, /*priority=*/100);
-      b.allocator_installed = c10::GetCPUAllocator() == &*b.allocator;
-    }
-  }
+  InstallAllocator(b);
   if (b.callback && b.callback_needs_inputs != record_shapes) {
     at::removeCallback(*b.callback);
     b.callback.reset();
@@ -90,12 +105,25 @@ void BenchEmptyCallback(bool on, bool needs_inputs) {
   }
 }
 
+// Tells each block at `pointers` what it is (block_kind.h); returns the positions of
+// those where no tracked block lives (a view's pointer inside its block, a tensor
+// allocated before tracking began).
+std::vector<size_t> MarkBlocks(const std::vector<uintptr_t>& pointers, int kind) {
+  std::vector<size_t> missing;
+  for (size_t i = 0; i < pointers.size(); ++i) {
+    const auto* ptr = reinterpret_cast<const void*>(pointers[i]);
+    if (!internal::MarkBlock(ptr, static_cast<uint8_t>(kind))) missing.push_back(i);
+  }
+  return missing;
+}
+
 }  // namespace
 }  // namespace paddle_prof::torch_bridge
 
 PYBIND11_MODULE(_torch_bridge, m) {
   using namespace paddle_prof::torch_bridge;
   m.doc() = "paddle_prof's PyTorch bridge; use paddle_prof.torch instead.";
+  m.def("track_tensors", &TrackTensors);
   m.def("install", &Install, py::arg("record_shapes"));
   m.def("remove_callback", &RemoveCallback);
   // Without the GIL: attaching takes each device allocator's lock, and a thread holding
@@ -107,6 +135,12 @@ PYBIND11_MODULE(_torch_bridge, m) {
         py::arg("params"), py::arg("param_bytes"));
   AddModuleCallFunctions(m);
   m.def("end_module_backward", &EndModuleBackward);
+  m.def("mark_blocks", &MarkBlocks, py::arg("pointers"), py::arg("kind"));
+  m.def("categorize_memory", &paddle_prof::internal::SetMemoryCategories, py::arg("on"));
+  m.attr("PARAMETER") = py::int_(static_cast<int>(paddle_prof::internal::kParameterBlock));
+  m.attr("GRADIENT") = py::int_(static_cast<int>(paddle_prof::internal::kGradientBlock));
+  m.attr("OPTIMIZER_STATE") = py::int_(static_cast<int>(paddle_prof::internal::kOptimizerStateBlock));
+  m.attr("HANDED_TO_MODULE") = py::int_(static_cast<int>(paddle_prof::internal::kHandedToModule));
   m.def("_bench_empty_callback", &BenchEmptyCallback, py::arg("on"),
         py::arg("needs_inputs") = false);
   // Whether this bridge can follow each GPU block (built against a CUDA torch >= 2.3).

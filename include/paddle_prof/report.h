@@ -112,6 +112,11 @@ struct PlaceSummary {
   int64_t untracked_frees = 0;
   std::vector<RowBytes> at_peak;   // rows holding memory at the high-water mark
   std::optional<int64_t> process;  // the pid, once reports of several processes merge
+  // paddle_prof.torch's memory categories ("parameter", "gradient", "optimizer_state",
+  // "input", "temporary", "activation", "other"), each place's live bytes split at its
+  // peak and at the window's end; empty where the window did not categorise memory.
+  std::map<std::string, int64_t> categories_at_peak;
+  std::map<std::string, int64_t> categories_end;
 };
 
 // A place's live bytes over the window: t_ms[i] (from the window's start, on the report's
@@ -119,6 +124,8 @@ struct PlaceSummary {
 struct TimelinePoints {
   std::vector<double> t_ms;
   std::vector<int64_t> bytes;
+  // With memory categories: each category's bytes at each point, aligned with t_ms.
+  std::map<std::string, std::vector<int64_t>> by_category;
 };
 
 // How a training step's wall time splits (paddle_prof.torch): inside a DataLoader

@@ -396,8 +396,13 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
         print(report.table(row_limit=self.row_limit),
               file=self.stream if self.stream is not None else sys.stdout, end="")
 
+    def _before_stop(self) -> None:
+        """Runs as the window is about to stop, while its program's objects are there to
+        look at (paddle_prof.torch's memory kinds)."""
+
     def _finish_cycle(self, cycle: int) -> None:
         """Stops the window and hands the cycle's report on."""
+        self._before_stop()
         self._recording = False
         path = self._window_path(cycle, ending=True)
         report = _stop(self.sorted_key, path, self.per_thread, cycle, self.per_process)
@@ -443,6 +448,7 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
                               "block; prof.report is the report stop_profiler() returned, "
                               "if it was that call", RuntimeWarning, stacklevel=2)
                 return False
+            self._before_stop()
             self._recording = False
             self.report = _stop(self.sorted_key, self.profile_path, self.per_thread,
                                 per_process=self.per_process)
@@ -465,5 +471,6 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
         if self.schedule.action(self._step) == _schedule.ACTIVE:
             self._finish_cycle(self.schedule.cycle(self._step))
         else:
+            self._before_stop()
             self._recording = False
             _stop(self.sorted_key, None, self.per_thread)

@@ -49,9 +49,14 @@ if _release(torch.__version__) != _release(_torch_build.TORCH_VERSION):
         "(cmake -DPython_EXECUTABLE=<the python that imports this torch>)")
 
 from paddle_prof import _torch_bridge  # noqa: E402  (after the version check)
+from paddle_prof.torch_memory import MemoryKinds, noting_optimizer  # noqa: E402
 from paddle_prof.torch_modules import ModuleEvents  # noqa: E402
 from paddle_prof.torch_phases import BackwardEvents  # noqa: E402
 
+
+# Every CPU tensor made from here on is tracked, so that a window knows the blocks its
+# program made before it (the parameters of a model built before the window, say).
+_torch_bridge.track_tensors()
 
 _warned_cuda = False
 _warned_counters = False
@@ -160,6 +165,7 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
         self._wrapped_steps: List[Tuple[type, Callable]] = []
         self.modules = bool(modules)
         self._module_events: Optional[ModuleEvents] = None
+        self._memory_kinds: Optional[MemoryKinds] = None
         self._backward_events: Optional[BackwardEvents] = None
 
     def __enter__(self) -> "profiler":
@@ -172,9 +178,16 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
         except BaseException:
             _torch_bridge.remove_callback()
             raise
+        # Optimizers stepped in the window, whose parameters, gradients and state are
+        # memory of those kinds; then, with step_on_optimizer, the step's end.
+        kinds = self._memory_kinds = MemoryKinds()
+        self._wrapped_steps = [(cls, cls.step) for cls in _optimizer_classes()
+                               if "step" in cls.__dict__]
+        for cls, original in self._wrapped_steps:
+            cls.step = noting_optimizer(original, kinds)
         if self.step_on_optimizer:
-            self._wrapped_steps = _steps_on_optimizer_step(self.step)
-        module_events = ModuleEvents() if self.modules else None
+            self._wrapped_steps += _steps_on_optimizer_step(self.step)
+        module_events = ModuleEvents(kinds) if self.modules else None
         self._backward_events = BackwardEvents(
             module_events.end_backward if module_events is not None else lambda: None)
         self._backward_events.install()
@@ -191,11 +204,33 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
         if self._backward_events is not None:
             self._backward_events.remove()
             self._backward_events = None
-        for cls, original in self._wrapped_steps:
+        for cls, original in reversed(self._wrapped_steps):
             cls.step = original
         self._wrapped_steps = []
         _children.torch_record_shapes = None
         try:
             return super().__exit__(*exc_info)
         finally:
+            self._memory_kinds = None
             _torch_bridge.remove_callback()
+
+    def _start(self) -> None:
+        super()._start()
+        _torch_bridge.categorize_memory(True)  # each window, as a schedule opens them
+
+    def _scan_memory(self) -> None:
+        if self._memory_kinds is None or not self._recording:
+            return
+        try:
+            self._memory_kinds.scan()
+        except Exception as e:  # a model's odd parameters never end the program's run
+            warnings.warn(f"paddle_prof.torch: the memory of parameters, gradients and "
+                          f"optimizer state could not be told apart ({e!r}); it counts as "
+                          f"other memory", RuntimeWarning, stacklevel=3)
+
+    def _before_stop(self) -> None:
+        self._scan_memory()
+
+    def step(self, num_samples: Optional[int] = None) -> None:
+        self._scan_memory()  # the gradients and state of the step, before they are freed
+        super().step(num_samples)

@@ -16,6 +16,7 @@ from typing import Any, Dict, Optional
 import torch
 
 from paddle_prof import _torch_bridge
+from paddle_prof.torch_memory import MemoryKinds, mark_inputs
 
 # True while torch.compile traces (torch 2.x): module calls then record nothing, so that
 # the compiled graph holds no call into the profiler; the calls it runs are recorded as ops.
@@ -42,15 +43,17 @@ class ModuleEvents:
     (torch_module_calls.cc); it asks _name only for a pair it has not seen this window.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, kinds: MemoryKinds) -> None:
         self._paths: Dict[int, str] = {}  # by bridge index, for children named under one
         self._original_call: Optional[Any] = None
+        self._kinds = kinds  # told of each root, whose parameters it marks
 
     def _name(self, module: torch.nn.Module, root: torch.nn.Module, parent: int) -> int:
         """The bridge index of ``module`` called under ``root``, inside the call of
         module ``parent`` (-1: none, or one past the bridge's bound)."""
         if module is root:
             path, parent = type(root).__name__, -1
+            self._kinds.note_root(root)
         else:
             # The attribute path from the root; a module that is not the root's (made or
             # passed in during the forward) is named under the module that called it.
@@ -76,6 +79,8 @@ class ModuleEvents:
             depth = _enter_call(module)
             if depth < 0:
                 return original(module, *args, **kwargs)
+            if depth == 0:
+                mark_inputs(args, kwargs)
             try:
                 return original(module, *args, **kwargs)
             finally:

@@ -26,6 +26,9 @@
 //  - PlaceIndex (place_registry.h), TrackAlloc and TrackFree (memory_tracker.h): the
 //    torch CPU allocator wrapper's blocks, which c10's allocator hands out fresh, so
 //    they skip RecordAlloc's lookup of an address still live;
+//  - MarkBlock (memory_tracker.h), the kinds of block_kind.h and SetMemoryCategories
+//    (profiler_control.h): paddle_prof.torch's memory categories, which it finds by the
+//    storage of parameters, gradients and optimizer state;
 //  - SetDistributedInfo (profiler_control.h): the rank and clock offset the Python
 //    profiler finds in torch.distributed as a window opens;
 //  - LoadSummary (summary_reader.h): paddle_prof.load(), and the summaries a merge reads;
@@ -38,6 +41,7 @@
 #ifndef PADDLE_PROF_SRC_BINDINGS_API_H_
 #define PADDLE_PROF_SRC_BINDINGS_API_H_
 
+#include "block_kind.h"
 #include "call_stacks.h"
 #include "capture_reader.h"
 #include "counter_memory.h"

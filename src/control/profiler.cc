@@ -27,6 +27,7 @@
 #include "collector.h"
 #include "flags.h"
 #include "gpu_tracer.h"
+#include "live_block_table.h"
 #include "memory_tracker.h"
 #include "module_registry.h"
 #include "native_guard.h"
@@ -59,6 +60,7 @@ void OpenWindow(Control& control) {
   control.step_starts.clear();
   g_steps_in_window.store(0, std::memory_order_relaxed);
   g_memory_timeline.store(FLAGS_paddle_prof_memory_timeline, std::memory_order_relaxed);
+  g_memory_categories.store(false, std::memory_order_relaxed);
   control.tracker_at_start = TrackerCountsNow();
   control.capture_failed_at_start = EventBuffer::CaptureChunksFailed();
   control.mappings_not_followed_at_start = MappingsNotFollowedByPreload();
@@ -440,6 +442,16 @@ void SetOutOfMemoryPath(const std::string& path) {
   Control& control = GetControl();
   std::lock_guard<std::mutex> lock(control.mu);
   if (g_window.load(std::memory_order_relaxed) != 0) control.oom_path = path;
+}
+
+void SetMemoryCategories(bool on) {
+  Control& control = GetControl();
+  std::lock_guard<std::mutex> lock(control.mu);
+  if (g_window.load(std::memory_order_relaxed) == 0) return;
+  // What an earlier window was told of its blocks is not this one's: a parameter of a
+  // model it does not call is no parameter here.
+  if (on && !g_memory_categories.load(std::memory_order_relaxed)) LiveBlocks::ClearKinds();
+  g_memory_categories.store(on, std::memory_order_relaxed);
 }
 
 void SetDistributedInfo(int rank, int world_size, const std::string& backend,

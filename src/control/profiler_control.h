@@ -65,6 +65,12 @@ bool EnableImplicitProfiler(ProfilerState state, const ReportOptions& report);
 // Whether an implicit profile is still running (no explicit profiler replaced it).
 bool ImplicitProfilerRunning();
 
+// Whether the open window's report splits each place's memory into categories
+// (memory_categories.h): paddle_prof.torch's windows, which mark the blocks they know
+// (MarkBlock); turning it on forgets what earlier windows told of the live blocks.
+// Ignored while no window is open; off as each window starts.
+void SetMemoryCategories(bool on);
+
 // Whether processes started in the open window profile themselves and are merged into
 // its report when it stops (FLAGS_paddle_prof_follow_children is the default of each
 // window); ignored while no window is open.

@@ -7,6 +7,8 @@
 //                 its peak, allocated and freed bytes and counts there.
 //   kAlloc/kFree  a tracked block allocated or freed: place, bytes, tick, and the event
 //                 that owns the block; replayed in time order for the memory timeline.
+//                 A free keeps the block's kind (block_kind.h) where a call keeps its
+//                 depth.
 //   kGpuScope     while the GPU is traced, after a call (and its memory records): the
 //                 id its scope pushed, which ties the GPU work it launched to it.
 //   kFreeOrigin   right after a kFree of a block allocated in the window: the thread
@@ -60,9 +62,10 @@ struct EventRecord {
             start, end};
   }
   static EventRecord Memory(RecordKind kind, int place, const char* owner_name,
-                            const char* owner_tag, uint64_t tick, int64_t bytes) {
-    return {owner_name, Pack(reinterpret_cast<uintptr_t>(owner_tag), 0, place, kind), tick,
-            static_cast<uint64_t>(bytes)};
+                            const char* owner_tag, uint64_t tick, int64_t bytes,
+                            uint8_t block_kind = 0) {
+    return {owner_name, Pack(reinterpret_cast<uintptr_t>(owner_tag), block_kind, place, kind),
+            tick, static_cast<uint64_t>(bytes)};
   }
 
   static EventRecord FreeOrigin(int thread, uint64_t alloc_tick) {
@@ -81,6 +84,7 @@ struct EventRecord {
   RecordKind kind() const { return static_cast<RecordKind>((tag_bits >> kKindShift) & 7); }
   const char* tag() const { return reinterpret_cast<const char*>(tag_bits & kPointerMask); }
   uint32_t depth() const { return static_cast<uint32_t>((tag_bits >> kDepthShift) & 0xff); }
+  uint8_t block_kind() const { return static_cast<uint8_t>(depth()); }  // kFree's
   int place() const { return static_cast<int>((tag_bits >> kPlaceShift) & 0xf); }
   bool cut() const { return (tag_bits & kCut) != 0; }
   int64_t bytes() const { return static_cast<int64_t>(end); }

@@ -123,6 +123,25 @@ bool LiveBlocks::RemoveOwn(const void* ptr, LiveBlock* block) {
   return false;
 }
 
+bool LiveBlocks::Mark(const void* ptr, uint8_t kind) {
+  for (ThreadTables* t = First(); t != nullptr; t = t->next.load(std::memory_order_acquire)) {
+    for (BlockTable* table = t->newest.load(std::memory_order_acquire); table != nullptr;
+         table = table->older) {
+      if (table->Mark(ptr, kind)) return true;
+    }
+  }
+  return false;
+}
+
+void LiveBlocks::ClearKinds() {
+  for (ThreadTables* t = First(); t != nullptr; t = t->next.load(std::memory_order_acquire)) {
+    for (BlockTable* table = t->newest.load(std::memory_order_acquire); table != nullptr;
+         table = table->older) {
+      table->ClearKinds();
+    }
+  }
+}
+
 bool LiveBlocks::RemoveSlow(const void* ptr, LiveBlock* block) {
   // The newest table was tried inline: the thread's older ones, then other threads'.
   const BlockTable* newest = OwnNewest();

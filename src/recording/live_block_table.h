@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "block_kind.h"
 #include "place_shares.h"
 
 namespace paddle_prof::internal {
@@ -44,6 +45,7 @@ struct LiveBlock {
   // interned name may be freed once it is over (name_interner.h).
   const char* name = nullptr;
   const char* tag = nullptr;
+  uint8_t kind = 0;  // what it is known to be (block_kind.h), 0 until told
 };
 
 // Whether a block's window is `window`: the table keeps 32 bits of it, which leaves the
@@ -102,6 +104,37 @@ class BlockTable {
     }
     return false;
   }
+  // Merges `kind` into the live block at `ptr` (MergeKinds); false when it is not here.
+  // Any thread, while the block's owner keeps it from being freed.
+  bool Mark(const void* ptr, uint8_t kind) {
+    const auto key = reinterpret_cast<uintptr_t>(ptr);
+    const size_t mask = count_ - 1;
+    for (size_t i = Home(key), n = 0; n < kMaxProbe; i = (i + 1) & mask, ++n) {
+      Slot& s = slots_[i];
+      const uintptr_t k = s.key.load(std::memory_order_acquire);
+      if (k == kEmpty) return false;
+      if (k != key) continue;
+      int64_t word = s.size.load(std::memory_order_relaxed);
+      while (!s.size.compare_exchange_weak(
+          word, Slot::WithKind(word, MergeKinds(Slot::KindOf(word), kind)),
+          std::memory_order_relaxed)) {
+      }
+      return true;
+    }
+    return false;
+  }
+  // Forgets what was told of every block here (Mark). Any thread.
+  void ClearKinds() {
+    for (size_t w = 0; w * 64 < count_; ++w) {
+      for (uint64_t bits = taken_[w].load(std::memory_order_relaxed); bits != 0; bits &= bits - 1) {
+        std::atomic<int64_t>& size = slots_[w * 64 + static_cast<size_t>(__builtin_ctzll(bits))].size;
+        int64_t word = size.load(std::memory_order_relaxed);
+        while (Slot::KindOf(word) != 0 &&
+               !size.compare_exchange_weak(word, Slot::WithKind(word, 0), std::memory_order_relaxed)) {
+        }
+      }
+    }
+  }
   void Prefetch(const void* ptr) const {
     __builtin_prefetch(&slots_[Home(reinterpret_cast<uintptr_t>(ptr))], 1);
   }
@@ -134,16 +167,21 @@ class BlockTable {
   // Fields are atomics so that other threads may read a slot while it is reused.
   struct alignas(64) Slot {  // one cache line
     std::atomic<uintptr_t> key;
-    std::atomic<int64_t> size;
+    std::atomic<int64_t> size;  // the block's kind above bit 56: sizes are at most 2^56
     std::atomic<uint64_t> place_thread_step;
     std::atomic<uint64_t> serial;
     std::atomic<uint64_t> window_stack;  // the window's low 32 bits, the native stack's id
     std::atomic<const char*> name;
     std::atomic<const char*> tag;
     std::atomic<uint64_t> tick;  // the line's last free word
+    static constexpr int kKindShift = 57;
+    static uint8_t KindOf(int64_t word) { return static_cast<uint8_t>(word >> kKindShift); }
+    static int64_t WithKind(int64_t word, uint8_t kind) {
+      return (word & ((int64_t{1} << kKindShift) - 1)) | static_cast<int64_t>(kind) << kKindShift;
+    }
     void Write(const LiveBlock& b) {
       constexpr auto kRelaxed = std::memory_order_relaxed;
-      size.store(b.size, kRelaxed);
+      size.store(WithKind(b.size, b.kind), kRelaxed);
       place_thread_step.store(static_cast<uint64_t>(b.place & 0xff) |
                                   static_cast<uint64_t>(static_cast<uint16_t>(b.thread)) << 8 |
                                   static_cast<uint64_t>(static_cast<uint32_t>(b.step)) << 24 |
@@ -159,7 +197,9 @@ class BlockTable {
     // Into the caller's block: a copy out of a fresh temporary stalls on store forwarding.
     void Read(LiveBlock* b) const {
       constexpr auto kRelaxed = std::memory_order_relaxed;
-      b->size = size.load(kRelaxed);
+      const int64_t size_kind = size.load(kRelaxed);
+      b->size = WithKind(size_kind, 0);
+      b->kind = KindOf(size_kind);
       const uint64_t pts = place_thread_step.load(kRelaxed);
       b->place = static_cast<int>(pts & 0xff);
       b->thread = static_cast<int16_t>((pts >> 8) & 0xffff);
@@ -224,6 +264,11 @@ class LiveBlocks {
   static bool Remove(const void* ptr, LiveBlock* block);
   // Looks in the calling thread's own tables only: what it allocated itself.
   static bool RemoveOwn(const void* ptr, LiveBlock* block);
+  // Merges `kind` into the live block at `ptr`, in whichever thread's table it is;
+  // false when no table holds it. Off the hot path: it looks in every table.
+  static bool Mark(const void* ptr, uint8_t kind);
+  // Forgets what was told of every live block: a window tells its own.
+  static void ClearKinds();
   // Starts loading the slot `ptr` would take in this thread's table.
   static void Prefetch(const void* ptr);
   // The calling thread's share of each place's live bytes (place_shares.h).

@@ -89,6 +89,10 @@ bool TrackFree(int place, const void* ptr, uint8_t source) {
   return true;
 }
 
+bool MarkBlock(const void* ptr, uint8_t kind) {
+  return ptr != nullptr && LiveBlocks::Mark(ptr, kind & kKindBits);
+}
+
 void TrackShrink(const void* ptr, int64_t bytes) {
   LiveBlock block;
   if (ptr == nullptr || bytes <= 0 || !LiveBlocks::Remove(ptr, &block)) return;

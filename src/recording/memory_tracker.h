@@ -35,6 +35,11 @@ bool TrackFree(int place, const void* ptr, uint8_t source = kAnySource);
 // total (see counter_memory.h), whose frees need not match earlier allocations.
 void TrackShrink(const void* ptr, int64_t bytes);
 
+// Tells what the live tracked block at `ptr` is (block_kind.h), merged into what was
+// told of it before; kept for the block's whole life. False when no block is live
+// there. Off the hot path: it looks in every thread's table.
+bool MarkBlock(const void* ptr, uint8_t kind);
+
 // Since the process started, for the report's warnings.
 struct TrackerCounts {
   int64_t untracked = 0;   // blocks the live-block table had no memory for

@@ -275,7 +275,7 @@ void ThreadRecorder::ChargeFree(uint64_t window, const LiveBlock& block) {
   } else {
     // Where the block came from, for its call path: right after its free, or not at all
     // (a record with no free before it would lend its origin to another).
-    if (AppendMemoryEvent(RecordKind::kFree, block.place, name, tag, block.size, 0) &&
+    if (AppendMemoryEvent(RecordKind::kFree, block.place, name, tag, block.size, 0, block.kind) &&
         this_window) {
       buffer_.Append(EventRecord::FreeOrigin(block.thread, block.tick));
     }
@@ -283,12 +283,13 @@ void ThreadRecorder::ChargeFree(uint64_t window, const LiveBlock& block) {
 }
 
 bool ThreadRecorder::AppendMemoryEvent(RecordKind kind, int place, const char* name,
-                                       const char* tag, int64_t bytes, uint64_t tick) {
+                                       const char* tag, int64_t bytes, uint64_t tick,
+                                       uint8_t block_kind) {
   if (!MemoryTimelineOn()) return false;
   // A free's tick is read here, only when the timeline is on; an allocation's came with
   // its block.
   if (tick == 0) tick = Clock::Now();
-  if (!buffer_.Append(EventRecord::Memory(kind, place, name, tag, tick, bytes))) {
+  if (!buffer_.Append(EventRecord::Memory(kind, place, name, tag, tick, bytes, block_kind))) {
     Bump(counters_.dropped_memory);
     return false;
   }

@@ -219,7 +219,7 @@ class ThreadRecorder {
   int LevelOf(const LiveBlock& block) const;
   // False when nothing was appended (the timeline is off, or the buffer bound hit).
   bool AppendMemoryEvent(RecordKind kind, int place, const char* name, const char* tag,
-                         int64_t bytes, uint64_t tick);  // tick 0: now
+                         int64_t bytes, uint64_t tick, uint8_t block_kind = 0);  // tick 0: now
   // The native place's blocks (every malloc, under --native) come by the million: their
   // timeline is kept by intervals (kNativeEventsPerInterval events, or up to the next
   // call's end), one record per owner of the net bytes it allocated in the interval, so

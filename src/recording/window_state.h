@@ -18,6 +18,9 @@ namespace paddle_prof::internal {
 inline std::atomic<int> g_steps_in_window{0};
 // FLAGS_paddle_prof_memory_timeline as the open window started.
 inline std::atomic<bool> g_memory_timeline{true};
+// Whether the open window's report splits memory into categories (paddle_prof.torch's
+// windows, which tell the blocks' kinds); off as each window starts.
+inline std::atomic<bool> g_memory_categories{false};
 
 // A window whose records go to memory-mapped files (capture_dir): the window and the
 // directory. Published before the window's id; a recorder that starts `window` maps its
@@ -31,6 +34,7 @@ inline std::atomic<const CaptureTarget*> g_capture{nullptr};
 
 inline int StepsInWindow() { return g_steps_in_window.load(std::memory_order_relaxed); }
 inline bool MemoryTimelineOn() { return g_memory_timeline.load(std::memory_order_relaxed); }
+inline bool MemoryCategoriesOn() { return g_memory_categories.load(std::memory_order_relaxed); }
 
 }  // namespace paddle_prof::internal
 

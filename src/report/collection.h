@@ -47,6 +47,7 @@ struct MemoryEvent {
   const char* name;  // the event that owns the block (kNoEventName, kBeforeWindowName)
   const char* tag;
   uint64_t alloc_tick = 0;
+  uint8_t kind = 0;  // a free's: what its block was known to be (block_kind.h)
 };
 
 // What one thread did with no event open, on one place: the "[no event]" row.
@@ -86,10 +87,13 @@ struct Collection {
   std::vector<int> place_movers;
   std::vector<NoEventUsage> no_event;
   std::vector<LiveBlock> live_blocks;      // allocated in the window and still live
+  // Blocks allocated before the window and still live: bytes by (place, kind).
+  std::map<std::pair<int, uint8_t>, int64_t> earlier_live;
   std::vector<MemoryEvent> memory_events;  // the threads' allocations and frees, by time
   std::vector<OpenCall> open_calls;        // the collecting thread's, outermost first
   bool gpu_traced = false;                 // state kCUDA or kAll
   bool record_stacks = false;              // top-level calls carry their stack ids
+  bool memory_categories = false;          // the report splits memory by category
   GpuCapture gpu;                          // what ran on the GPU, times in ticks
   GpuCorrelation gpu_correlation;          // which call launched it
   int64_t open_before_reset = 0;           // calls begun before a reset, still open at the stop

@@ -60,13 +60,18 @@ void CollectThreads(uint64_t window, uint64_t first_window,
     c->open_before_reset += r->OpenScopesBegunIn(first_window, window);
   }
   LiveBlocks::ForEach([c, window](const LiveBlock& block) {
-    if (SameWindow(block.window, window)) c->live_blocks.push_back(block);
+    if (SameWindow(block.window, window)) {
+      c->live_blocks.push_back(block);
+    } else {
+      c->earlier_live[{block.place, block.kind}] += block.size;
+    }
   });
   c->record_stacks = RecordingStacks();
   c->buffer_chunks = EventBuffer::ChunksInUse();
   c->buffer_bound_mb = EventBuffer::BoundMb();
   c->trace_counter_points = FLAGS_paddle_prof_trace_counter_points;
   c->memory_timeline = MemoryTimelineOn();
+  c->memory_categories = MemoryCategoriesOn();
   c->place_movers = PlaceMovers();
   GatherMemoryEvents(*c, &c->memory_events);  // sorted once, for report and trace
   c->gpu_correlation = CorrelateGpu(*c);

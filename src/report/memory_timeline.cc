@@ -140,8 +140,10 @@ std::vector<int64_t> ReplayedStepPeaks(const Collection& c, int place) {
   return peaks;
 }
 
-TimelinePoints PlaceTimeline(const Collection& c, int place, int64_t peak_bytes) {
+TimelinePoints PlaceTimeline(const Collection& c, int place, int64_t peak_bytes,
+                             const BlockCategories* categories) {
   TimelinePoints points;
+  std::vector<size_t> applied;  // each point's count of the place's events replayed
   // Whole microseconds, rounded down so that none is past wall_ms, the window's end
   // exactly: about 9 characters in the summary, where a shortest double of the ticks
   // takes 17.
@@ -152,16 +154,29 @@ TimelinePoints PlaceTimeline(const Collection& c, int place, int64_t peak_bytes)
   ForEachLivePoint(c, place, kTimelinePoints - 1, BucketKeeps::kHigh, [&](const LivePoint& p) {
     points.t_ms.push_back(ms(p.tick));
     points.bytes.push_back(p.bytes);
+    applied.push_back(p.index);
   });
+  const auto by_category = [&] {
+    if (categories == nullptr) return;
+    const std::vector<CategoryBytes> split = CategoriesAfter(c, *categories, place, applied);
+    for (int k = 0; k < kCategories; ++k) {
+      std::vector<int64_t>& series = points.by_category[CategoryName(k)];
+      for (const CategoryBytes& bytes : split) series.push_back(bytes[k]);
+    }
+  };
   // No allocation or free: the end bytes at the window's end, the last point whatever
   // the peak's.
   const bool replayed_none = points.bytes.size() == 1;
   if (replayed_none) {
     points.t_ms.push_back(ms(c.end_tick));
     points.bytes.push_back(c.places[place].end_bytes);
+    applied.push_back(0);
   }
   const auto highest = std::max_element(points.bytes.begin(), points.bytes.end());
-  if (*highest >= peak_bytes) return points;
+  if (*highest >= peak_bytes) {
+    by_category();
+    return points;
+  }
   auto at = points.t_ms.begin() + (highest - points.bytes.begin());
   double t_ms = *at++;
   for (const StepMark& step : c.steps) {
@@ -172,8 +187,11 @@ TimelinePoints PlaceTimeline(const Collection& c, int place, int64_t peak_bytes)
     break;
   }
   if (replayed_none) at = std::min(at, points.t_ms.end() - 1);
-  points.bytes.insert(points.bytes.begin() + (at - points.t_ms.begin()), peak_bytes);
+  const size_t i = static_cast<size_t>(at - points.t_ms.begin());
+  points.bytes.insert(points.bytes.begin() + i, peak_bytes);
   points.t_ms.insert(at, t_ms);
+  applied.insert(applied.begin() + i, i > 0 ? applied[i - 1] : 0);
+  by_category();
   return points;
 }
 

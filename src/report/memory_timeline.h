@@ -11,6 +11,7 @@
 
 #include "call_paths.h"
 #include "collection.h"
+#include "memory_categories.h"
 #include "paddle_prof/report.h"
 
 namespace paddle_prof::internal {
@@ -63,10 +64,11 @@ void ForEachLivePoint(const Collection& c, int place, int64_t bound, BucketKeeps
   size_t events = 0;
   for (const MemoryEvent& e : c.memory_events) events += e.place == place;
   if (bound == 0 || static_cast<int64_t>(events) < bound) {
+    size_t index = 0;
     for (const MemoryEvent& e : c.memory_events) {
       if (e.place != place) continue;
       live += e.delta;
-      emit(LivePoint{e.tick, live, 0});
+      emit(LivePoint{e.tick, live, ++index});
     }
     return;
   }
@@ -115,7 +117,10 @@ constexpr int64_t kTimelinePoints = 2000;
 // the end of the first step whose peak on the place it is (the step marks saw it
 // there), else right after the replay's first highest point. A place with no
 // allocation or free in the window ends with its end bytes at the window's end.
-TimelinePoints PlaceTimeline(const Collection& c, int place, int64_t peak_bytes);
+// With `categories`, each point's bytes by category too (every point's at most its
+// bytes: the point added for a peak above the replay has its predecessor's).
+TimelinePoints PlaceTimeline(const Collection& c, int place, int64_t peak_bytes,
+                             const BlockCategories* categories = nullptr);
 
 }  // namespace paddle_prof::internal
 

@@ -78,7 +78,7 @@ class RecordCursor {
     if (r.kind() == RecordKind::kAlloc) {
       event_ = {r.start, r.place(), thread_.index, r.bytes(), r.name, r.tag(), r.start};
     } else {
-      event_ = {r.start, r.place(), -1, -r.bytes(), r.name, r.tag(), 0};
+      event_ = {r.start, r.place(), -1, -r.bytes(), r.name, r.tag(), 0, r.block_kind()};
       if (NextIs(RecordKind::kFreeOrigin)) {
         const EventRecord& origin = At(next_++);
         event_.alloc_thread = static_cast<int>(origin.end);

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "call_paths.h"
+#include "memory_categories.h"
 #include "memory_figures.h"
 #include "memory_growth.h"
 #include "memory_timeline.h"
@@ -250,6 +251,26 @@ void AddNativeStacks(const Collection& c, int place, uint64_t peak_tick, CallPat
                                        [](const auto& a, const auto& b) { return a.second < b.second; });
     r.native_stack = NativeFrames(most->first);
   }
+}
+
+// The place's categories at its replayed peak (the first moment of the highest live
+// bytes) and at the window's end.
+void AddCategories(const Collection& c, const BlockCategories& categories, int place,
+                   PlaceSummary* p) {
+  int64_t live = p->start_bytes, highest = live;
+  size_t applied = 0, at_peak = 0;
+  for (const MemoryEvent& e : c.memory_events) {
+    if (e.place != place) continue;
+    live += e.delta;
+    ++applied;
+    if (live > highest) {
+      highest = live;
+      at_peak = applied;
+    }
+  }
+  const std::vector<CategoryBytes> split = CategoriesAfter(c, categories, place, {at_peak, applied});
+  p->categories_at_peak = Named(split[0]);
+  p->categories_end = Named(split[1]);
 }
 
 // The window's blocks live on `place`, by event, tag, call path and source, largest first.
@@ -494,8 +515,11 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
   const bool replayed = c.memory_timeline && c.dropped_memory == 0;
   std::vector<std::vector<int64_t>> step_peaks(c.places.size());
   report.places = c.places;
+  const std::optional<BlockCategories> categories =
+      c.memory_categories && replayed ? std::optional(CategorizeBlocks(c)) : std::nullopt;
   for (size_t place = 0; place < report.places.size(); ++place) {
     PlaceSummary& p = report.places[place];
+    if (categories) AddCategories(c, *categories, static_cast<int>(place), &p);
     int64_t replayed_peak = 0;
     uint64_t peak_tick = 0;
     p.at_peak = RowsAtPeak(c.memory_events, static_cast<int>(place), p.start_bytes,
@@ -505,7 +529,8 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
       p.peak_bytes = std::max(p.peak_bytes, replayed_peak);
       step_peaks[place] = ReplayedStepPeaks(c, static_cast<int>(place));
     }
-    report.timeline[p.place] = PlaceTimeline(c, static_cast<int>(place), p.peak_bytes);
+    report.timeline[p.place] =
+        PlaceTimeline(c, static_cast<int>(place), p.peak_bytes, categories ? &*categories : nullptr);
   }
 
   // A second pass over the records, only for a window that communicated at all.

@@ -47,14 +47,9 @@ std::array<std::vector<TickInterval>, kPhases> PhaseIntervals(const Collection& 
   return calls;
 }
 
-struct OwnedSpan {
-  uint64_t start, end;
-  Phase phase;
-};
-
 // The covered time cut into disjoint spans, in order, each owned by the first phase of
 // kPrecedence that covers it.
-std::vector<OwnedSpan> OwnedSpans(const std::array<std::vector<TickInterval>, kPhases>& calls) {
+std::vector<PhaseSpan> OwnedSpans(const std::array<std::vector<TickInterval>, kPhases>& calls) {
   struct Edge {
     uint64_t tick;
     int phase;
@@ -69,7 +64,7 @@ std::vector<OwnedSpan> OwnedSpans(const std::array<std::vector<TickInterval>, kP
   }
   std::sort(edges.begin(), edges.end(),
             [](const Edge& a, const Edge& b) { return a.tick < b.tick; });
-  std::vector<OwnedSpan> spans;
+  std::vector<PhaseSpan> spans;
   std::array<int, kPhases> open{};
   for (size_t i = 0; i < edges.size();) {
     const uint64_t tick = edges[i].tick;
@@ -118,11 +113,21 @@ Phase PhaseOf(std::string_view name) {
   return Phase::kNone;
 }
 
+std::vector<PhaseSpan> PhaseSpans(const Collection& c) { return OwnedSpans(PhaseIntervals(c)); }
+
+Phase PhaseAt(const std::vector<PhaseSpan>& spans, uint64_t tick) {
+  const auto after = std::upper_bound(spans.begin(), spans.end(), tick,
+                                      [](uint64_t t, const PhaseSpan& s) { return t < s.start; });
+  if (after == spans.begin()) return Phase::kNone;
+  const PhaseSpan& span = *(after - 1);
+  return tick < span.end ? span.phase : Phase::kNone;
+}
+
 std::vector<StepPhases> PhasesPerStep(const Collection& c, bool phase_events) {
   std::vector<StepPhases> phases(c.steps.size());
   if (c.steps.empty()) return phases;
-  const std::vector<OwnedSpan> spans =
-      phase_events ? OwnedSpans(PhaseIntervals(c)) : std::vector<OwnedSpan>();
+  const std::vector<PhaseSpan> spans =
+      phase_events ? PhaseSpans(c) : std::vector<PhaseSpan>();
   uint64_t step_start = c.start_tick;
   size_t next = 0;
   for (size_t i = 0; i < c.steps.size(); ++i) {

@@ -4,6 +4,7 @@
 #ifndef PADDLE_PROF_SRC_STEP_PHASES_H_
 #define PADDLE_PROF_SRC_STEP_PHASES_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +22,16 @@ enum class Phase { kData, kForward, kBackward, kOptimizer, kNone };
 // "torch.autograd.backward" or "torch.autograd.grad", "Optimizer.step#..." or
 // "Optimizer.zero_grad#...".
 Phase PhaseOf(std::string_view name);
+
+// The time the window's phase events cover, cut into disjoint spans in time order, each
+// the phase that owns it where several overlap (the order PhasesPerStep gives).
+struct PhaseSpan {
+  uint64_t start, end;
+  Phase phase;
+};
+std::vector<PhaseSpan> PhaseSpans(const Collection& c);
+// The phase of the span of `spans` holding `tick` (its start in, its end out), or kNone.
+Phase PhaseAt(const std::vector<PhaseSpan>& spans, uint64_t tick);
 
 // For each step of `c`, in order: the ticks of its span [previous mark, its mark) in each
 // phase, as milliseconds. Where phases overlap (a forward recomputed inside backward),

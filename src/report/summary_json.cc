@@ -135,6 +135,12 @@ void WriteHolders(JsonWriter* w, const std::vector<RowBytes>& holders) {
   w->EndArray();
 }
 
+void WriteBytesByName(JsonWriter* w, const std::map<std::string, int64_t>& bytes) {
+  w->BeginObject();
+  for (const auto& [name, n] : bytes) w->IntField(name, n);
+  w->EndObject();
+}
+
 void WritePlace(JsonWriter* w, const PlaceSummary& p) {
   w->BeginObject();
   w->StringField("place", p.place);
@@ -145,12 +151,12 @@ void WritePlace(JsonWriter* w, const PlaceSummary& p) {
   w->IntField("untracked_frees", p.untracked_frees);
   w->Key("at_peak");
   WriteHolders(w, p.at_peak);
-  w->EndObject();
-}
-
-void WriteBytesByPlace(JsonWriter* w, const std::map<std::string, int64_t>& bytes) {
-  w->BeginObject();
-  for (const auto& [place, n] : bytes) w->IntField(place, n);
+  if (!p.categories_at_peak.empty()) {  // a window that categorised memory
+    w->Key("categories_at_peak");
+    WriteBytesByName(w, p.categories_at_peak);
+    w->Key("categories_end");
+    WriteBytesByName(w, p.categories_end);
+  }
   w->EndObject();
 }
 
@@ -209,6 +215,17 @@ std::string Report::ToJson() const {
     w.BeginArray();
     for (const int64_t b : points.bytes) w.Int(b);
     w.EndArray();
+    if (!points.by_category.empty()) {
+      w.Key("by_category");
+      w.BeginObject();
+      for (const auto& [category, series] : points.by_category) {
+        w.Key(category);
+        w.BeginArray();
+        for (const int64_t b : series) w.Int(b);
+        w.EndArray();
+      }
+      w.EndObject();
+    }
     w.EndObject();
   }
   w.EndObject();
@@ -223,11 +240,11 @@ std::string Report::ToJson() const {
     w.IntField("step", s.step);
     w.DoubleField("wall_ms", s.wall_ms);
     w.Key("peak_bytes");
-    WriteBytesByPlace(&w, s.peak_bytes);
+    WriteBytesByName(&w, s.peak_bytes);
     w.Key("end_bytes");
-    WriteBytesByPlace(&w, s.end_bytes);
+    WriteBytesByName(&w, s.end_bytes);
     w.Key("process");
-    WriteBytesByPlace(&w, s.process);
+    WriteBytesByName(&w, s.process);
     w.DoubleField("comm_ms", s.comm_ms);
     w.Key("samples");
     s.samples ? w.Int(*s.samples) : w.Null();

@@ -195,6 +195,10 @@ PlaceSummary ReadPlace(const json& j) {
   p.end_bytes = Get<int64_t>(j, "end_bytes");
   p.untracked_frees = Get<int64_t>(j, "untracked_frees");
   p.at_peak = ReadHolders(j.at("at_peak"));
+  if (j.contains("categories_at_peak")) {  // a window that categorised memory
+    p.categories_at_peak = IntegerMap(j, "categories_at_peak");
+    p.categories_end = IntegerMap(j, "categories_end");
+  }
   return p;
 }
 
@@ -273,6 +277,17 @@ Report Read(const json& j) {
       }
       for (const json& t : t_ms) read.t_ms.push_back(Number(t, "t_ms"));
       for (const json& b : bytes) read.bytes.push_back(Integer<int64_t>(b, "bytes"));
+      if (const auto by = points.find("by_category"); by != points.end()) {
+        if (!by->is_object()) throw std::invalid_argument("timeline '" + label + "': by_category");
+        for (const auto& [category, series] : by->items()) {
+          if (!series.is_array() || series.size() != t_ms.size()) {
+            throw std::invalid_argument("timeline '" + label + "': by_category '" + category +
+                                        "' is not an array as long as t_ms");
+          }
+          std::vector<int64_t>& read_series = read.by_category[category];
+          for (const json& b : series) read_series.push_back(Integer<int64_t>(b, "by_category"));
+        }
+      }
     }
   }
   for (const json& e : j.at("events")) r.events.push_back(ReadRow(e));

@@ -1,6 +1,8 @@
 // Report::Table(): the text report, laid out like Paddle's profiler report.
 #include <algorithm>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "number_format.h"
@@ -22,6 +24,28 @@ using internal::FormatMs;
 using internal::PlaceLabel;
 using internal::RowLabel;
 using internal::ShortPath;
+
+// "; by kind: activation 9.19 MiB (62%), parameter 2.10 MiB (14%)": the categories held
+// at the peak, most first, those with none left out; empty without categories.
+std::string KindsAtPeak(const std::map<std::string, int64_t>& categories) {
+  std::vector<std::pair<int64_t, std::string>> held;
+  int64_t total = 0;
+  for (const auto& [name, bytes] : categories) {
+    if (bytes <= 0) continue;
+    held.emplace_back(bytes, name);
+    total += bytes;
+  }
+  if (held.empty()) return "";
+  std::stable_sort(held.begin(), held.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string out = "; by kind:";
+  for (size_t i = 0; i < held.size(); ++i) {
+    out += (i == 0 ? " " : ", ") + held[i].second + " " + FormatBytes(held[i].first) + " (" +
+           internal::FormatFixed(100.0 * static_cast<double>(held[i].first) /
+                                     static_cast<double>(total), 0) + "%)";
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -111,6 +135,7 @@ std::string Report::Table(bool detailed, int row_limit) const {
                (r.tag ? " " + EscapeForTable(*r.tag) : "") + " " + FormatBytes(r.bytes);
       }
     }
+    out += KindsAtPeak(p.categories_at_peak);
     out += "\n";
   }
   out += "Times in milliseconds; Self excludes nested events of the same thread";

@@ -1,0 +1,138 @@
+// Memory categories (memory_categories.h): blocks told of by identity (MarkBlock) keep it
+// for their whole life; the others are input, temporary, activation or other by when
+// they lived; every place's categories add up to its live bytes.
+#include "memory_categories.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "block_kind.h"
+#include "memory_tracker.h"
+#include "paddle_prof/paddle_prof.h"
+#include "profiler_control.h"
+#include "summary_reader.h"
+#include "test_util.h"
+
+namespace paddle_prof {
+namespace {
+
+using internal::kGradientBlock;
+using internal::kHandedToModule;
+using internal::kOptimizerStateBlock;
+using internal::kParameterBlock;
+using internal::MarkBlock;
+
+TEST(BlockKindTest, TheFirstIdentityWinsAndFlagsAddUp) {
+  using internal::MergeKinds;
+  EXPECT_EQ(MergeKinds(0, kGradientBlock), kGradientBlock);
+  EXPECT_EQ(MergeKinds(kGradientBlock, kParameterBlock), kParameterBlock);
+  EXPECT_EQ(MergeKinds(kParameterBlock, kOptimizerStateBlock), kParameterBlock);
+  EXPECT_EQ(MergeKinds(kOptimizerStateBlock, kHandedToModule), kOptimizerStateBlock | kHandedToModule);
+  EXPECT_EQ(MergeKinds(kHandedToModule, 0), kHandedToModule);
+}
+
+int64_t Sum(const std::map<std::string, int64_t>& categories) {
+  int64_t sum = 0;
+  for (const auto& [name, bytes] : categories) sum += bytes;
+  return sum;
+}
+
+TEST(MemoryCategoriesTest, EachBlockHasOneCategoryAndTheyAddUpToTheLiveBytes) {
+  TrackingAllocator alloc(CPUAllocator(), CPUPlace());
+  void* weight = alloc.Allocate(4000);  // made before the window: known by identity
+  void* batch = alloc.Allocate(300);    // made before it too, then handed to the model
+  void* stale = alloc.Allocate(7);      // made before it, never told of
+  EnableProfiler(ProfilerState::kCPU);
+  internal::SetMemoryCategories(true);
+  ASSERT_TRUE(MarkBlock(weight, kParameterBlock));
+  ASSERT_TRUE(MarkBlock(batch, kHandedToModule));
+  EXPECT_FALSE(MarkBlock(reinterpret_cast<void*>(0x10), kParameterBlock));  // no block there
+  void* loaded = nullptr;
+  {
+    RecordEvent next("enumerate(DataLoader)#It.__next__");
+    loaded = alloc.Allocate(1000);  // input: the data phase
+  }
+  void* activation = nullptr;
+  void* grad = nullptr;
+  void* state = nullptr;
+  {
+    RecordEvent forward("nn.Module: Net");
+    {
+      RecordEvent op("aten::linear");
+      void* scratch = alloc.Allocate(50);  // temporary: freed inside its op
+      {
+        RecordEvent inner("aten::empty");
+        activation = alloc.Allocate(2000);  // activation: outlives its op
+      }
+      alloc.Free(scratch);
+    }
+  }
+  {
+    RecordEvent backward("torch.autograd.backward");
+    RecordEvent node("autograd::engine::evaluate_function: MmBackward0");
+    grad = alloc.Allocate(4000);
+    ASSERT_TRUE(MarkBlock(grad, kGradientBlock));
+  }
+  {
+    RecordEvent step("Optimizer.step#Adam.step");
+    state = alloc.Allocate(8000);
+    ASSERT_TRUE(MarkBlock(state, kOptimizerStateBlock));
+    ASSERT_TRUE(MarkBlock(grad, kOptimizerStateBlock));  // a gradient comes first
+  }
+  void* other = alloc.Allocate(10);  // outside every phase and op
+  alloc.Free(grad);                  // a gradient freed keeps its category to the end
+  MarkStep();
+  const Report report = DisableProfiler(EventSortingKey::kTotal, "");
+  const PlaceSummary& cpu = testing::PlaceOf(report, "CPU");
+  EXPECT_EQ(cpu.start_bytes, 4307);
+  const std::map<std::string, int64_t> at_peak = {
+      {"parameter", 4000}, {"gradient", 4000}, {"optimizer_state", 8000}, {"input", 1300},
+      {"temporary", 0},    {"activation", 2000}, {"other", 7 + 10}};
+  EXPECT_EQ(cpu.categories_at_peak, at_peak);
+  EXPECT_EQ(Sum(cpu.categories_at_peak), cpu.peak_bytes);
+  std::map<std::string, int64_t> end = at_peak;
+  end["gradient"] = 0;
+  EXPECT_EQ(cpu.categories_end, end);
+  EXPECT_EQ(Sum(cpu.categories_end), cpu.end_bytes);
+  // Along the timeline: each point's categories add up to its bytes; the scratch block
+  // is a temporary while it lives.
+  const TimelinePoints& line = report.timeline.at("CPU");
+  ASSERT_EQ(line.by_category.size(), 7u);
+  bool temporary_seen = false;
+  for (size_t i = 0; i < line.t_ms.size(); ++i) {
+    int64_t sum = 0;
+    for (const auto& [name, series] : line.by_category) {
+      ASSERT_EQ(series.size(), line.t_ms.size()) << name;
+      sum += series[i];
+    }
+    EXPECT_EQ(sum, line.bytes[i]) << i;
+    temporary_seen |= line.by_category.at("temporary")[i] == 50;
+  }
+  EXPECT_TRUE(temporary_seen);
+  // The summary keeps them, and the table says them in one line.
+  const Report read = internal::ReportFromJson(report.ToJson(), "test");
+  EXPECT_EQ(testing::PlaceOf(read, "CPU").categories_at_peak, at_peak);
+  EXPECT_EQ(read.timeline.at("CPU").by_category, line.by_category);
+  EXPECT_NE(report.Table().find("; by kind: optimizer_state 7.81 KiB (41%), gradient 3.91 KiB "
+                                "(21%), parameter 3.91 KiB (21%), activation 1.95 KiB (10%), "
+                                "input 1.27 KiB (7%), other 17 B (0%)\n"),
+            std::string::npos)
+      << report.Table();
+  for (void* p : {weight, batch, stale, loaded, activation, state, other}) alloc.Free(p);
+}
+
+TEST(MemoryCategoriesTest, AWindowThatDoesNotCategoriseHasNone) {
+  TrackingAllocator alloc(CPUAllocator(), CPUPlace());
+  EnableProfiler(ProfilerState::kCPU);
+  void* block = alloc.Allocate(64);
+  const Report report = DisableProfiler(EventSortingKey::kTotal, "");
+  EXPECT_TRUE(testing::PlaceOf(report, "CPU").categories_at_peak.empty());
+  EXPECT_TRUE(report.timeline.at("CPU").by_category.empty());
+  EXPECT_EQ(report.ToJson().find("categories"), std::string::npos);
+  alloc.Free(block);
+}
+
+}  // namespace
+}  // namespace paddle_prof

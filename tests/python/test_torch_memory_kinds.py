@@ -1,0 +1,133 @@
+"""paddle_prof.torch's memory categories, exactly: parameters, gradients and optimizer
+state by their storage, inputs, temporaries and activations by when they lived, on
+whichever torch runs the suite (Debian's 1.13, or PyPI's 2.x)."""
+
+import io
+
+import pytest
+
+torch = pytest.importorskip("torch")
+paddle_prof = pytest.importorskip("paddle_prof")
+import paddle_prof.torch  # noqa: E402
+
+BATCH, IN, HIDDEN, OUT = 512, 64, 256, 10
+CATEGORIES = {"parameter", "gradient", "optimizer_state", "input", "temporary", "activation",
+              "other"}
+
+
+def mlp():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(IN, HIDDEN), torch.nn.ReLU(),
+                               torch.nn.Linear(HIDDEN, OUT))
+
+
+def nbytes(tensors):
+    return sum(t.numel() * t.element_size() for t in tensors)
+
+
+def state_bytes(optimizer):
+    return nbytes(v for s in optimizer.state.values() for v in s.values()
+                  if isinstance(v, torch.Tensor))
+
+
+def cpu(report):
+    return next(p for p in report.to_dict()["places"] if p["place"] == "CPU")
+
+
+@pytest.fixture(scope="module")
+def adam_run():
+    model = mlp()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    x, y = torch.randn(BATCH, IN), torch.randint(0, OUT, (BATCH,))
+    with paddle_prof.torch.profiler("CPU", stream=io.StringIO()) as prof:
+        for _ in range(3):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            prof.step(num_samples=BATCH)
+    return model, optimizer, prof.report
+
+
+def test_parameters_gradients_and_optimizer_state_are_exact(adam_run):
+    model, optimizer, report = adam_run
+    params = nbytes(model.parameters())
+    end = cpu(report)["categories_end"]
+    assert set(end) == CATEGORIES
+    assert end["parameter"] == params
+    assert end["gradient"] == nbytes(p.grad for p in model.parameters()) == params
+    assert end["optimizer_state"] == state_bytes(optimizer)  # exp_avg, exp_avg_sq, step
+    assert end["input"] == BATCH * IN * 4  # x, made before the window, handed to the model
+
+
+def test_categories_add_up_to_the_live_bytes_at_the_peak_and_along_the_timeline(adam_run):
+    _, _, report = adam_run
+    place = cpu(report)
+    assert sum(place["categories_at_peak"].values()) == place["peak_bytes"]
+    assert sum(place["categories_end"].values()) == place["end_bytes"]
+    line = report.to_dict()["timeline"]["CPU"]
+    assert set(line["by_category"]) == CATEGORIES
+    for i, total in enumerate(line["bytes"]):
+        assert sum(series[i] for series in line["by_category"].values()) <= total
+    assert max(line["bytes"]) == place["peak_bytes"]
+
+
+def test_the_activations_at_the_peak_hold_what_backward_saved():
+    model = mlp()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)  # no state: backward peaks
+    x = torch.randn(BATCH, IN)
+    with paddle_prof.torch.profiler("CPU", stream=io.StringIO()) as prof:
+        loss = model(x).sum()
+        loss.backward()
+        optimizer.step()
+        prof.step()
+    at_peak = cpu(prof.report)["categories_at_peak"]
+    # The ReLU's output, which the second Linear saves for its weight's gradient.
+    assert at_peak["activation"] >= BATCH * HIDDEN * 4
+    assert at_peak["parameter"] == nbytes(model.parameters())
+    memory_line = next(line for line in prof.report.table().splitlines()
+                       if line.startswith("Memory on CPU"))
+    assert "; by kind: " in memory_line and " activation 512.00 KiB (" in memory_line
+
+
+def test_a_data_loader_batch_is_input():
+    data = torch.utils.data.TensorDataset(torch.randn(64, IN), torch.randint(0, OUT, (64,)))
+    loader = torch.utils.data.DataLoader(data, batch_size=32)
+    model = mlp()
+    with paddle_prof.torch.profiler("CPU", stream=io.StringIO()) as prof:
+        kept = []
+        for x, y in loader:
+            kept.append((x, y))  # alive at the end
+            model(x).sum().backward()
+            prof.step(num_samples=len(x))
+    end = cpu(prof.report)["categories_end"]
+    assert end["input"] >= 2 * (32 * IN * 4 + 32 * 8)  # both batches, features and labels
+
+
+def test_parameters_made_inside_the_window_are_parameters():
+    with paddle_prof.torch.profiler("CPU", stream=io.StringIO()) as prof:
+        model = mlp()
+        model(torch.randn(4, IN))
+        prof.step()
+    assert cpu(prof.report)["categories_end"]["parameter"] == nbytes(model.parameters())
+
+
+def test_zero_grad_to_none_frees_the_gradients_out_of_their_category():
+    model = mlp()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    with paddle_prof.torch.profiler("CPU", stream=io.StringIO()) as prof:
+        model(torch.randn(8, IN)).sum().backward()
+        optimizer.step()
+        prof.step()
+        optimizer.zero_grad(set_to_none=True)
+    place = cpu(prof.report)
+    assert place["categories_at_peak"]["gradient"] == nbytes(model.parameters())
+    assert place["categories_end"]["gradient"] == 0
+
+
+def test_a_window_of_plain_paddle_prof_has_no_categories():
+    with paddle_prof.profiler("CPU", stream=io.StringIO()) as prof:
+        with paddle_prof.record_event("fill"):
+            kept = paddle_prof.empty((100,), "float32")
+    assert "categories_at_peak" not in cpu(prof.report)
+    del kept
