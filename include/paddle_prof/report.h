@@ -117,6 +117,13 @@ struct PlaceSummary {
   // peak and at the window's end; empty where the window did not categorise memory.
   std::map<std::string, int64_t> categories_at_peak;
   std::map<std::string, int64_t> categories_end;
+  // The modules whose forwards allocated the most of the activations live at the peak
+  // ("Net.block.fc1"), up to five, most first.
+  struct ModuleBytes {
+    std::string module;
+    int64_t bytes = 0;
+  };
+  std::vector<ModuleBytes> activations_at_peak;
 };
 
 // A place's live bytes over the window: t_ms[i] (from the window's start, on the report's

@@ -5,8 +5,11 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "call_paths.h"
 #include "memory_categories.h"
@@ -253,24 +256,65 @@ void AddNativeStacks(const Collection& c, int place, uint64_t peak_tick, CallPat
   }
 }
 
+// The innermost module forward in a call path ("Net.block.fc1"), or "" for none.
+std::string ModuleOf(const std::vector<std::string>& path) {
+  constexpr std::string_view kModule = "nn.Module: ";
+  constexpr std::string_view kBackward = ".backward";
+  for (auto it = path.rbegin(); it != path.rend(); ++it) {
+    const std::string_view name = *it;
+    if (name.substr(0, kModule.size()) != kModule) continue;
+    if (name.size() >= kBackward.size() &&
+        name.substr(name.size() - kBackward.size()) == kBackward) {
+      continue;
+    }
+    return std::string(name.substr(kModule.size()));
+  }
+  return "";
+}
+
 // The place's categories at its replayed peak (the first moment of the highest live
-// bytes) and at the window's end.
+// bytes) and at the window's end, and the modules whose forwards allocated the most of
+// the activations live at the peak.
 void AddCategories(const Collection& c, const BlockCategories& categories, int place,
-                   PlaceSummary* p) {
+                   CallPaths* paths, PlaceSummary* p) {
   int64_t live = p->start_bytes, highest = live;
-  size_t applied = 0, at_peak = 0;
-  for (const MemoryEvent& e : c.memory_events) {
-    if (e.place != place) continue;
-    live += e.delta;
+  size_t applied = 0, at_peak = 0, peak_end = 0;
+  for (size_t i = 0; i < c.memory_events.size(); ++i) {
+    if (c.memory_events[i].place != place) continue;
+    live += c.memory_events[i].delta;
     ++applied;
     if (live > highest) {
       highest = live;
       at_peak = applied;
+      peak_end = i + 1;
     }
   }
   const std::vector<CategoryBytes> split = CategoriesAfter(c, categories, place, {at_peak, applied});
   p->categories_at_peak = Named(split[0]);
   p->categories_end = Named(split[1]);
+  // The activation blocks live at the peak, by where they were allocated.
+  constexpr auto kActivation = static_cast<uint8_t>(MemoryCategory::kActivation);
+  std::map<std::pair<int, uint64_t>, std::pair<const char*, int64_t>> held;
+  for (size_t i = 0; i < peak_end; ++i) {
+    const MemoryEvent& e = c.memory_events[i];
+    if (e.place != place || categories.of_event[i] != kActivation) continue;
+    if (e.delta > 0) {
+      held[{e.alloc_thread, e.alloc_tick}] = {e.name, e.delta};
+    } else {
+      held.erase({e.alloc_thread, e.alloc_tick});
+    }
+  }
+  std::map<std::string, int64_t> by_module;
+  for (const auto& [block, owner] : held) {
+    const std::string module =
+        ModuleOf(paths->Names(paths->PathOf(block.first, block.second, owner.first)));
+    if (!module.empty()) by_module[module] += owner.second;
+  }
+  for (const auto& [module, bytes] : by_module) p->activations_at_peak.push_back({module, bytes});
+  std::stable_sort(p->activations_at_peak.begin(), p->activations_at_peak.end(),
+                   [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
+  constexpr size_t kKept = 5;
+  if (p->activations_at_peak.size() > kKept) p->activations_at_peak.resize(kKept);
 }
 
 // The window's blocks live on `place`, by event, tag, call path and source, largest first.
@@ -519,7 +563,7 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
       c.memory_categories && replayed ? std::optional(CategorizeBlocks(c)) : std::nullopt;
   for (size_t place = 0; place < report.places.size(); ++place) {
     PlaceSummary& p = report.places[place];
-    if (categories) AddCategories(c, *categories, static_cast<int>(place), &p);
+    if (categories) AddCategories(c, *categories, static_cast<int>(place), &paths, &p);
     int64_t replayed_peak = 0;
     uint64_t peak_tick = 0;
     p.at_peak = RowsAtPeak(c.memory_events, static_cast<int>(place), p.start_bytes,

@@ -156,6 +156,15 @@ void WritePlace(JsonWriter* w, const PlaceSummary& p) {
     WriteBytesByName(w, p.categories_at_peak);
     w->Key("categories_end");
     WriteBytesByName(w, p.categories_end);
+    w->Key("activations_at_peak");
+    w->BeginArray();
+    for (const PlaceSummary::ModuleBytes& m : p.activations_at_peak) {
+      w->BeginObject();
+      w->StringField("module", m.module);
+      w->IntField("bytes", m.bytes);
+      w->EndObject();
+    }
+    w->EndArray();
   }
   w->EndObject();
 }

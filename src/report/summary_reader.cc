@@ -198,6 +198,12 @@ PlaceSummary ReadPlace(const json& j) {
   if (j.contains("categories_at_peak")) {  // a window that categorised memory
     p.categories_at_peak = IntegerMap(j, "categories_at_peak");
     p.categories_end = IntegerMap(j, "categories_end");
+    if (const auto it = j.find("activations_at_peak"); it != j.end()) {
+      for (const json& m : *it) {
+        p.activations_at_peak.push_back({m.at("module").get<std::string>(),
+                                         Get<int64_t>(m, "bytes")});
+      }
+    }
   }
   return p;
 }

@@ -520,3 +520,38 @@ def test_the_model_view_a_module_tree_sorted_level_by_level_and_the_step_phases(
     assert abs(sum(ratios) - 100) < 0.05, ratios
     rate = summary["throughput"]["samples_per_s"]
     assert value["ips"].startswith(f"{rate:,.1f} samples/s, reader "), value["ips"]
+
+
+@pytest.mark.torch
+def test_memory_is_drawn_by_kind_with_the_modules_holding_the_activations(tmp_path):
+    import torch
+
+    import paddle_prof.torch
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(),
+                                torch.nn.Linear(256, 10))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.randn(512, 64)
+    path = str(tmp_path / "kinds.json")
+    with paddle_prof.torch.profiler("CPU", "total", path, stream=open(os.devnull, "w")) as prof:
+        model(x).sum().backward()
+        optimizer.step()
+        prof.step()
+    place = prof.report.to_dict()["places"][0]
+    value = render(path + ".html", tmp_path, """
+        const chart = document.querySelector('svg.memory-chart');
+        const card = chart.closest('.place');
+        return {bands: Array.from(chart.querySelectorAll('path.category'),
+                                  p => p.dataset.category),
+                legend: Array.from(card.querySelectorAll('[data-field=categories] span'),
+                                   s => s.textContent),
+                activations: card.querySelector('[data-field=activations]').textContent};""")["value"]
+    held = [k for k in ("parameter", "gradient", "optimizer_state", "input", "activation",
+                        "temporary", "other")
+            if any(b > 0 for b in prof.report.to_dict()["timeline"]["CPU"]["by_category"][k])]
+    assert value["bands"] == held and {"parameter", "activation", "input"} <= set(held)
+    assert value["legend"][0] == f"parameter {4 * (64 * 256 + 256 + 256 * 10 + 10) / 1024:.2f} KiB at the peak"
+    # The ReLU's output, saved for the second Linear's backward, is its module's.
+    assert place["activations_at_peak"][0] == {"module": "Sequential.1", "bytes": 512 * 256 * 4}
+    assert value["activations"].endswith(": Sequential.1 512.00 KiB")

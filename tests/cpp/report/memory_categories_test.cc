@@ -92,6 +92,9 @@ TEST(MemoryCategoriesTest, EachBlockHasOneCategoryAndTheyAddUpToTheLiveBytes) {
       {"temporary", 0},    {"activation", 2000}, {"other", 7 + 10}};
   EXPECT_EQ(cpu.categories_at_peak, at_peak);
   EXPECT_EQ(Sum(cpu.categories_at_peak), cpu.peak_bytes);
+  ASSERT_EQ(cpu.activations_at_peak.size(), 1u);  // charged to the module that made it
+  EXPECT_EQ(cpu.activations_at_peak[0].module, "Net");
+  EXPECT_EQ(cpu.activations_at_peak[0].bytes, 2000);
   std::map<std::string, int64_t> end = at_peak;
   end["gradient"] = 0;
   EXPECT_EQ(cpu.categories_end, end);
@@ -114,6 +117,7 @@ TEST(MemoryCategoriesTest, EachBlockHasOneCategoryAndTheyAddUpToTheLiveBytes) {
   // The summary keeps them, and the table says them in one line.
   const Report read = internal::ReportFromJson(report.ToJson(), "test");
   EXPECT_EQ(testing::PlaceOf(read, "CPU").categories_at_peak, at_peak);
+  EXPECT_EQ(testing::PlaceOf(read, "CPU").activations_at_peak[0].module, "Net");
   EXPECT_EQ(read.timeline.at("CPU").by_category, line.by_category);
   EXPECT_NE(report.Table().find("; by kind: optimizer_state 7.81 KiB (41%), gradient 3.91 KiB "
                                 "(21%), parameter 3.91 KiB (21%), activation 1.95 KiB (10%), "
