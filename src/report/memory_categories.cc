@@ -24,7 +24,8 @@ struct BlockKey {
 };
 struct BlockKeyHash {
   size_t operator()(const BlockKey& k) const {
-    return std::hash<uint64_t>()(k.tick * 31 + static_cast<uint64_t>(k.thread));
+    return static_cast<size_t>((k.tick ^ static_cast<uint64_t>(k.thread) << 48) *
+                               0x9E3779B97F4A7C15ull);
   }
 };
 struct BlockFate {
@@ -64,13 +65,35 @@ std::unordered_map<int, std::vector<std::pair<uint64_t, uint64_t>>> OutermostOps
   return ops;
 }
 
-// The end of the outermost op holding `tick` on the thread, or 0 for none.
-uint64_t OpEnd(const std::vector<std::pair<uint64_t, uint64_t>>& ops, uint64_t tick) {
-  const auto after = std::upper_bound(ops.begin(), ops.end(), tick,
-                                      [](uint64_t t, const auto& op) { return t < op.first; });
-  if (after == ops.begin()) return 0;
-  return tick <= (after - 1)->second ? (after - 1)->second : 0;
-}
+// The end of the outermost op holding each tick asked, on one thread, ticks asked in
+// increasing order (the events' order): a walk, not a search per allocation.
+class OpEnds {
+ public:
+  explicit OpEnds(const std::vector<std::pair<uint64_t, uint64_t>>* ops) : ops_(ops) {}
+  uint64_t At(uint64_t tick) {  // 0 for none
+    if (ops_ == nullptr) return 0;
+    while (next_ < ops_->size() && (*ops_)[next_].second < tick) ++next_;
+    return next_ < ops_->size() && (*ops_)[next_].first <= tick ? (*ops_)[next_].second : 0;
+  }
+
+ private:
+  const std::vector<std::pair<uint64_t, uint64_t>>* ops_;
+  size_t next_ = 0;
+};
+
+// The phase holding each tick asked, ticks asked in increasing order.
+class PhaseWalk {
+ public:
+  explicit PhaseWalk(const std::vector<PhaseSpan>& spans) : spans_(spans) {}
+  Phase At(uint64_t tick) {
+    while (next_ < spans_.size() && spans_[next_].end <= tick) ++next_;
+    return next_ < spans_.size() && spans_[next_].start <= tick ? spans_[next_].phase : Phase::kNone;
+  }
+
+ private:
+  const std::vector<PhaseSpan>& spans_;
+  size_t next_ = 0;
+};
 
 MemoryCategory ByIdentity(uint8_t kind, MemoryCategory otherwise) {
   switch (IdentityOf(kind)) {
@@ -85,30 +108,46 @@ MemoryCategory ByIdentity(uint8_t kind, MemoryCategory otherwise) {
 
 const char* CategoryName(int category) { return kNames[category]; }
 
-BlockCategories CategorizeBlocks(const Collection& c) {
-  // What each block of the window came to: told of by its free, or live at the stop.
-  std::unordered_map<BlockKey, BlockFate, BlockKeyHash> fates;
-  for (const MemoryEvent& e : c.memory_events) {
-    if (e.delta < 0 && e.alloc_thread >= 0) fates[{e.alloc_thread, e.alloc_tick}] = {e.kind, e.tick};
+BlockCategories CategorizeBlocks(const Collection& c, bool phase_events) {
+  const std::vector<MemoryEvent>& events = c.memory_events;
+  // Each block of the window by its allocation, then what came of it: told of by its
+  // free, or live at the stop. One map, made once: the report reads every event.
+  std::unordered_map<BlockKey, size_t, BlockKeyHash> allocation;
+  allocation.reserve(events.size() / 2 + 1);
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (events[i].delta > 0) allocation.emplace(BlockKey{events[i].alloc_thread, events[i].tick}, i);
   }
-  for (const LiveBlock& b : c.live_blocks) fates[{b.thread, b.tick}].kind = b.kind;
-  const std::vector<PhaseSpan> phases = PhaseSpans(c);
+  std::vector<BlockFate> fate(events.size());
+  std::vector<size_t> allocated_at(events.size(), events.size());  // a free's allocation
+  for (size_t i = 0; i < events.size(); ++i) {
+    const MemoryEvent& e = events[i];
+    if (e.delta >= 0 || e.alloc_thread < 0) continue;
+    const auto found = allocation.find({e.alloc_thread, e.alloc_tick});
+    if (found == allocation.end()) continue;
+    fate[found->second] = {e.kind, e.tick};
+    allocated_at[i] = found->second;
+  }
+  for (const LiveBlock& b : c.live_blocks) {
+    const auto found = allocation.find({b.thread, b.tick});
+    if (found != allocation.end()) fate[found->second].kind = b.kind;
+  }
+  const std::vector<PhaseSpan> spans = phase_events ? PhaseSpans(c) : std::vector<PhaseSpan>();
+  PhaseWalk phases(spans);
   const auto ops = OutermostOps(c);
-  static const std::vector<std::pair<uint64_t, uint64_t>> kNoOps;
+  std::unordered_map<int, OpEnds> op_ends;
+  for (const auto& [thread, intervals] : ops) op_ends.emplace(thread, OpEnds(&intervals));
 
   BlockCategories out;
-  out.of_event.resize(c.memory_events.size());
+  out.of_event.resize(events.size());
   out.start.assign(c.places.size(), CategoryBytes{});
-  std::unordered_map<BlockKey, uint8_t, BlockKeyHash> of_block;
-  for (size_t i = 0; i < c.memory_events.size(); ++i) {
-    const MemoryEvent& e = c.memory_events[i];
+  for (size_t i = 0; i < events.size(); ++i) {
+    const MemoryEvent& e = events[i];
     MemoryCategory category = MemoryCategory::kOther;
     if (e.delta > 0) {
-      const auto fate = fates.find({e.alloc_thread, e.alloc_tick});
-      const BlockFate f = fate != fates.end() ? fate->second : BlockFate{};
-      const Phase phase = PhaseAt(phases, e.tick);
-      const auto thread_ops = ops.find(e.alloc_thread);
-      const uint64_t op_end = OpEnd(thread_ops != ops.end() ? thread_ops->second : kNoOps, e.tick);
+      const BlockFate f = fate[i];
+      const Phase phase = phases.At(e.tick);
+      const auto thread_ops = op_ends.find(e.alloc_thread);
+      const uint64_t op_end = thread_ops != op_ends.end() ? thread_ops->second.At(e.tick) : 0;
       if (phase == Phase::kData || (phase == Phase::kNone && (f.kind & kHandedToModule) != 0)) {
         category = MemoryCategory::kInput;
       } else if (f.freed != 0 && op_end != 0 && f.freed <= op_end) {
@@ -117,15 +156,12 @@ BlockCategories CategorizeBlocks(const Collection& c) {
         category = MemoryCategory::kActivation;
       }
       category = ByIdentity(f.kind, category);
-      of_block[{e.alloc_thread, e.alloc_tick}] = static_cast<uint8_t>(category);
-    } else if (e.alloc_thread >= 0) {
-      const auto known = of_block.find({e.alloc_thread, e.alloc_tick});
-      category = known != of_block.end() ? static_cast<MemoryCategory>(known->second)
-                                         : ByIdentity(e.kind, MemoryCategory::kOther);
-    } else {  // allocated before the window: known by identity, or handed to a model
+    } else if (allocated_at[i] < events.size()) {
+      category = static_cast<MemoryCategory>(out.of_event[allocated_at[i]]);
+    } else {  // allocated before the window (or its origin lost): by what it was told
       category = ByIdentity(e.kind, (e.kind & kHandedToModule) != 0 ? MemoryCategory::kInput
                                                                     : MemoryCategory::kOther);
-      if (e.place >= 0 && e.place < static_cast<int>(out.start.size())) {
+      if (e.alloc_thread < 0 && e.place >= 0 && e.place < static_cast<int>(out.start.size())) {
         out.start[e.place][static_cast<int>(category)] -= e.delta;
       }
     }

@@ -35,7 +35,9 @@ struct BlockCategories {
   std::vector<uint8_t> of_event;     // the category of c.memory_events[i]'s block
   std::vector<CategoryBytes> start;  // by place index: the window's start bytes split
 };
-BlockCategories CategorizeBlocks(const Collection& c);
+// `phase_events`: whether any row is a phase's (step_phases.h); without, the records
+// are not read for phases.
+BlockCategories CategorizeBlocks(const Collection& c, bool phase_events);
 
 // A place's categories after its first `applied` allocations and frees of the window
 // (0: at its start), for each of `applied` in increasing order.

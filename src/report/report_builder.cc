@@ -559,8 +559,13 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
   const bool replayed = c.memory_timeline && c.dropped_memory == 0;
   std::vector<std::vector<int64_t>> step_peaks(c.places.size());
   report.places = c.places;
+  // A window that recorded phases (paddle_prof.torch's) at all.
+  const bool phased =
+      std::any_of(report.events.begin(), report.events.end(),
+                  [](const EventRow& row) { return PhaseOf(row.name) != Phase::kNone; });
   const std::optional<BlockCategories> categories =
-      c.memory_categories && replayed ? std::optional(CategorizeBlocks(c)) : std::nullopt;
+      c.memory_categories && replayed ? std::optional(CategorizeBlocks(c, phased))
+                                      : std::nullopt;
   for (size_t place = 0; place < report.places.size(); ++place) {
     PlaceSummary& p = report.places[place];
     if (categories) AddCategories(c, *categories, static_cast<int>(place), &paths, &p);
@@ -583,10 +588,7 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
                   [](const EventRow& row) { return IsCommunication(row.name); });
   const std::vector<double> comm_ms =
       communicated ? CommunicationMsPerStep(c) : std::vector<double>(c.steps.size(), 0.0);
-  // A second pass, for a window that recorded phases (paddle_prof.torch's) at all.
-  const bool phased =
-      std::any_of(report.events.begin(), report.events.end(),
-                  [](const EventRow& row) { return PhaseOf(row.name) != Phase::kNone; });
+  // A second pass, for a window that recorded phases.
   const std::vector<StepPhases> phases = PhasesPerStep(c, phased);
   uint64_t step_start = c.start_tick;
   for (size_t i = 0; i < c.steps.size(); ++i) {

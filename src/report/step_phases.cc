@@ -115,14 +115,6 @@ Phase PhaseOf(std::string_view name) {
 
 std::vector<PhaseSpan> PhaseSpans(const Collection& c) { return OwnedSpans(PhaseIntervals(c)); }
 
-Phase PhaseAt(const std::vector<PhaseSpan>& spans, uint64_t tick) {
-  const auto after = std::upper_bound(spans.begin(), spans.end(), tick,
-                                      [](uint64_t t, const PhaseSpan& s) { return t < s.start; });
-  if (after == spans.begin()) return Phase::kNone;
-  const PhaseSpan& span = *(after - 1);
-  return tick < span.end ? span.phase : Phase::kNone;
-}
-
 std::vector<StepPhases> PhasesPerStep(const Collection& c, bool phase_events) {
   std::vector<StepPhases> phases(c.steps.size());
   if (c.steps.empty()) return phases;

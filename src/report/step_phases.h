@@ -30,8 +30,6 @@ struct PhaseSpan {
   Phase phase;
 };
 std::vector<PhaseSpan> PhaseSpans(const Collection& c);
-// The phase of the span of `spans` holding `tick` (its start in, its end out), or kNone.
-Phase PhaseAt(const std::vector<PhaseSpan>& spans, uint64_t tick);
 
 // For each step of `c`, in order: the ticks of its span [previous mark, its mark) in each
 // phase, as milliseconds. Where phases overlap (a forward recomputed inside backward),
