@@ -62,6 +62,10 @@ def test_each_rank_names_the_users_module_inside_the_ddp_wrapper(two_ranks):
         assert user["type"] == "Linear" and user["params"] == 16 * 4 + 4
         assert user["calls"] == 5 and user["backward_ms"] > 0
         assert modules["DistributedDataParallel"]["depth"] == 0
+        # The user's Linear(16, 4), through the wrapper: its weight and bias, their
+        # gradients; plain SGD keeps no state.
+        end = next(p for p in summary["places"] if p["place"] == "CPU")["categories_end"]
+        assert (end["parameter"], end["gradient"], end["optimizer_state"]) == (272, 272, 0)
         for step in summary["steps"]:
             assert step["phases_ms"]["forward"] > 0 and step["phases_ms"]["backward"] > 0
 

@@ -131,3 +131,26 @@ def test_a_window_of_plain_paddle_prof_has_no_categories():
             kept = paddle_prof.empty((100,), "float32")
     assert "categories_at_peak" not in cpu(prof.report)
     del kept
+
+
+def test_a_compiled_model_has_the_plain_models_parameters_gradients_and_state():
+    if not hasattr(torch, "compile"):
+        pytest.skip("torch.compile came with torch 2.0")
+
+    def run(compiled):
+        model = mlp()
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+        step_model = torch.compile(model, backend="eager") if compiled else model
+        x = torch.randn(8, IN)
+        with paddle_prof.torch.profiler("CPU", stream=io.StringIO()) as prof:
+            for _ in range(2):
+                optimizer.zero_grad()
+                step_model(x).sum().backward()
+                optimizer.step()
+                prof.step()
+        end = cpu(prof.report)["categories_end"]
+        return {k: end[k] for k in ("parameter", "gradient", "optimizer_state")}
+
+    plain = run(compiled=False)
+    assert plain["parameter"] == plain["gradient"] > 0 and plain["optimizer_state"] > 0
+    assert run(compiled=True) == plain
