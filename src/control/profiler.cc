@@ -60,7 +60,6 @@ void OpenWindow(Control& control) {
   control.step_starts.clear();
   g_steps_in_window.store(0, std::memory_order_relaxed);
   g_memory_timeline.store(FLAGS_paddle_prof_memory_timeline, std::memory_order_relaxed);
-  g_memory_categories.store(false, std::memory_order_relaxed);
   control.tracker_at_start = TrackerCountsNow();
   control.capture_failed_at_start = EventBuffer::CaptureChunksFailed();
   control.mappings_not_followed_at_start = MappingsNotFollowedByPreload();
@@ -180,6 +179,7 @@ void EnableLocked(Control& control, ProfilerState state, bool implicit,
   control.keep_last_steps = std::max(FLAGS_paddle_prof_keep_last_steps, 0);
   control.capture_dir = FLAGS_paddle_prof_capture_dir;
   RecordStacks(FLAGS_paddle_prof_record_stacks);
+  g_memory_categories.store(false, std::memory_order_relaxed);  // a reset keeps it
   if (child_of != nullptr) BecomeChildLocked(control, *child_of);
   OpenWindow(control);
   control.first_window = control.last_window;

@@ -68,7 +68,7 @@ bool ImplicitProfilerRunning();
 // Whether the open window's report splits each place's memory into categories
 // (memory_categories.h): paddle_prof.torch's windows, which mark the blocks they know
 // (MarkBlock); turning it on forgets what earlier windows told of the live blocks.
-// Ignored while no window is open; off as each window starts.
+// Ignored while no window is open; off as each window is enabled, kept by a reset.
 void SetMemoryCategories(bool on);
 
 // Whether processes started in the open window profile themselves and are merged into

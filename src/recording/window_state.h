@@ -19,7 +19,7 @@ inline std::atomic<int> g_steps_in_window{0};
 // FLAGS_paddle_prof_memory_timeline as the open window started.
 inline std::atomic<bool> g_memory_timeline{true};
 // Whether the open window's report splits memory into categories (paddle_prof.torch's
-// windows, which tell the blocks' kinds); off as each window starts.
+// windows, which tell the blocks' kinds); off as each window is enabled, kept by a reset.
 inline std::atomic<bool> g_memory_categories{false};
 
 // A window whose records go to memory-mapped files (capture_dir): the window and the

@@ -104,6 +104,13 @@ MemoryCategory ByIdentity(uint8_t kind, MemoryCategory otherwise) {
   }
 }
 
+// A block live at the window's start: nothing is known of when it was made, only what
+// it was told to be.
+MemoryCategory OfEarlier(uint8_t kind) {
+  return ByIdentity(kind, (kind & kHandedToModule) != 0 ? MemoryCategory::kInput
+                                                        : MemoryCategory::kOther);
+}
+
 }  // namespace
 
 const char* CategoryName(int category) { return kNames[category]; }
@@ -127,9 +134,14 @@ BlockCategories CategorizeBlocks(const Collection& c, bool phase_events) {
     fate[found->second] = {e.kind, e.tick};
     allocated_at[i] = found->second;
   }
+  std::vector<CategoryBytes> earlier(c.places.size(), CategoryBytes{});  // live at the start
   for (const LiveBlock& b : c.live_blocks) {
     const auto found = allocation.find({b.thread, b.tick});
-    if (found != allocation.end()) fate[found->second].kind = b.kind;
+    if (found != allocation.end()) {
+      fate[found->second].kind = b.kind;
+    } else if (b.place >= 0 && b.place < static_cast<int>(earlier.size())) {
+      earlier[b.place][static_cast<int>(OfEarlier(b.kind))] += b.size;  // before a reset
+    }
   }
   const std::vector<PhaseSpan> spans = phase_events ? PhaseSpans(c) : std::vector<PhaseSpan>();
   PhaseWalk phases(spans);
@@ -139,7 +151,7 @@ BlockCategories CategorizeBlocks(const Collection& c, bool phase_events) {
 
   BlockCategories out;
   out.of_event.resize(events.size());
-  out.start.assign(c.places.size(), CategoryBytes{});
+  out.start = std::move(earlier);
   for (size_t i = 0; i < events.size(); ++i) {
     const MemoryEvent& e = events[i];
     MemoryCategory category = MemoryCategory::kOther;
@@ -158,10 +170,9 @@ BlockCategories CategorizeBlocks(const Collection& c, bool phase_events) {
       category = ByIdentity(f.kind, category);
     } else if (allocated_at[i] < events.size()) {
       category = static_cast<MemoryCategory>(out.of_event[allocated_at[i]]);
-    } else {  // allocated before the window (or its origin lost): by what it was told
-      category = ByIdentity(e.kind, (e.kind & kHandedToModule) != 0 ? MemoryCategory::kInput
-                                                                    : MemoryCategory::kOther);
-      if (e.alloc_thread < 0 && e.place >= 0 && e.place < static_cast<int>(out.start.size())) {
+    } else {  // live at the window's start (before it, or before its reset): by its kind
+      category = OfEarlier(e.kind);
+      if (e.place >= 0 && e.place < static_cast<int>(out.start.size())) {
         out.start[e.place][static_cast<int>(category)] -= e.delta;
       }
     }
@@ -170,9 +181,7 @@ BlockCategories CategorizeBlocks(const Collection& c, bool phase_events) {
   for (const auto& [place_kind, bytes] : c.earlier_live) {
     const auto [place, kind] = place_kind;
     if (place < 0 || place >= static_cast<int>(out.start.size())) continue;
-    const MemoryCategory category = ByIdentity(
-        kind, (kind & kHandedToModule) != 0 ? MemoryCategory::kInput : MemoryCategory::kOther);
-    out.start[place][static_cast<int>(category)] += bytes;
+    out.start[place][static_cast<int>(OfEarlier(kind))] += bytes;
   }
   // What the blocks found do not account for of the start bytes (blocks of another
   // source, a table that had no room) is other: the categories add up to the live bytes.

@@ -154,3 +154,18 @@ def test_a_compiled_model_has_the_plain_models_parameters_gradients_and_state():
     plain = run(compiled=False)
     assert plain["parameter"] == plain["gradient"] > 0 and plain["optimizer_state"] > 0
     assert run(compiled=True) == plain
+
+
+def test_a_reset_keeps_the_categories_and_what_was_told_before_it():
+    model = mlp()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    with paddle_prof.torch.profiler("CPU", stream=io.StringIO()) as prof:
+        for it in range(3):
+            if it == 1:
+                paddle_prof.reset_profiler()  # the warm-up step left out
+            model(torch.randn(8, IN)).sum().backward()
+            optimizer.step()
+            prof.step()
+    end = cpu(prof.report)["categories_end"]
+    assert end["parameter"] == end["gradient"] == nbytes(model.parameters())
+    assert end["optimizer_state"] == state_bytes(optimizer)  # the momentum buffers

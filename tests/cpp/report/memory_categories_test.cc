@@ -127,6 +127,27 @@ TEST(MemoryCategoriesTest, EachBlockHasOneCategoryAndTheyAddUpToTheLiveBytes) {
   for (void* p : {weight, batch, stale, loaded, activation, state, other}) alloc.Free(p);
 }
 
+TEST(MemoryCategoriesTest, BlocksOfBeforeAResetAreAtTheStartByTheirKind) {
+  TrackingAllocator alloc(CPUAllocator(), CPUPlace());
+  EnableProfiler(ProfilerState::kCPU);
+  internal::SetMemoryCategories(true);
+  void* weight = alloc.Allocate(4000);
+  void* kept = alloc.Allocate(100);
+  ASSERT_TRUE(MarkBlock(weight, kParameterBlock));
+  ResetProfiler();  // the two are now the window's start
+  ASSERT_TRUE(MarkBlock(kept, kGradientBlock));
+  alloc.Free(weight);
+  const Report report = DisableProfiler(EventSortingKey::kTotal, "");
+  const PlaceSummary& cpu = testing::PlaceOf(report, "CPU");
+  EXPECT_EQ(cpu.start_bytes, 4100);
+  EXPECT_EQ(cpu.categories_at_peak.at("parameter"), 4000);
+  EXPECT_EQ(cpu.categories_at_peak.at("gradient"), 100);
+  EXPECT_EQ(cpu.categories_end.at("parameter"), 0);
+  EXPECT_EQ(cpu.categories_end.at("gradient"), 100);
+  EXPECT_EQ(Sum(cpu.categories_end), cpu.end_bytes);
+  alloc.Free(kept);
+}
+
 TEST(MemoryCategoriesTest, AWindowThatDoesNotCategoriseHasNone) {
   TrackingAllocator alloc(CPUAllocator(), CPUPlace());
   EnableProfiler(ProfilerState::kCPU);
