@@ -15,12 +15,12 @@
 #include <ATen/record_function.h>
 #include <c10/core/CPUAllocator.h>
 #include <pybind11/pybind11.h>
-#include <pybind11/stl.h>
 
 #include <mutex>
 
 #include "torch_cpu_allocator.h"
 #include "torch_cuda_memory.h"
+#include "torch_memory_marks.h"
 #include "torch_module_calls.h"
 #include "torch_modules.h"
 #include "torch_ops.h"
@@ -105,18 +105,6 @@ void BenchEmptyCallback(bool on, bool needs_inputs) {
   }
 }
 
-// Tells each block at `pointers` what it is (block_kind.h); returns the positions of
-// those where no tracked block lives (a view's pointer inside its block, a tensor
-// allocated before tracking began).
-std::vector<size_t> MarkBlocks(const std::vector<uintptr_t>& pointers, int kind) {
-  std::vector<size_t> missing;
-  for (size_t i = 0; i < pointers.size(); ++i) {
-    const auto* ptr = reinterpret_cast<const void*>(pointers[i]);
-    if (!internal::MarkBlock(ptr, static_cast<uint8_t>(kind))) missing.push_back(i);
-  }
-  return missing;
-}
-
 }  // namespace
 }  // namespace paddle_prof::torch_bridge
 
@@ -135,7 +123,7 @@ PYBIND11_MODULE(_torch_bridge, m) {
         py::arg("params"), py::arg("param_bytes"));
   AddModuleCallFunctions(m);
   m.def("end_module_backward", &EndModuleBackward);
-  m.def("mark_blocks", &MarkBlocks, py::arg("pointers"), py::arg("kind"));
+  AddMemoryMarkFunctions(m);
   m.def("categorize_memory", &paddle_prof::internal::SetMemoryCategories, py::arg("on"));
   m.attr("PARAMETER") = py::int_(static_cast<int>(paddle_prof::internal::kParameterBlock));
   m.attr("GRADIENT") = py::int_(static_cast<int>(paddle_prof::internal::kGradientBlock));

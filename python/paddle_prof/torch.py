@@ -218,18 +218,18 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
         super()._start()
         _torch_bridge.categorize_memory(True)  # each window, as a schedule opens them
 
-    def _scan_memory(self) -> None:
+    def _scan_memory(self, fresh: bool = False) -> None:
         if self._memory_kinds is None or not self._recording:
             return
         try:
-            self._memory_kinds.scan()
+            self._memory_kinds.scan(fresh)
         except Exception as e:  # a model's odd parameters never end the program's run
             warnings.warn(f"paddle_prof.torch: the memory of parameters, gradients and "
                           f"optimizer state could not be told apart ({e!r}); it counts as "
                           f"other memory", RuntimeWarning, stacklevel=3)
 
     def _before_stop(self) -> None:
-        self._scan_memory()
+        self._scan_memory(fresh=True)  # parameters and state added since too
 
     def step(self, num_samples: Optional[int] = None) -> None:
         self._scan_memory()  # the gradients and state of the step, before they are freed

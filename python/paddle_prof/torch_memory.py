@@ -3,6 +3,8 @@ bridge by their storage. The parameters of the modules called in the window, the
 gradients and the state of the optimizers stepped in it are marked after each optimizer
 step, at each step's end and at the stop (a block keeps what it was told for its whole
 life); the tensors handed to a root module's forward are marked as they go in. The
+bridge reads each list of tensors in C++ (torch_memory_marks.cc); the lists are kept
+between scans, and made again at the stop and when an optimizer's state grows. The
 report derives the other categories from when each block lived
 (src/report/memory_categories.h).
 """
@@ -17,22 +19,8 @@ import torch
 
 from paddle_prof import _torch_bridge
 
-
-def _storage_pointer(tensor: torch.Tensor) -> int:
-    """Where the tensor's storage starts: its block, for a view too."""
-    storage = tensor.untyped_storage() if hasattr(tensor, "untyped_storage") else tensor.storage()
-    return storage.data_ptr()
-
-
-def mark(tensors: List[torch.Tensor], kind: int) -> None:
-    """Tells the bridge what the blocks of ``tensors`` are. Their own pointers first, one
-    call for all; a view's (its pointer inside its block) again by its storage's."""
-    if not tensors:
-        return
-    missing = _torch_bridge.mark_blocks([t.data_ptr() for t in tensors], kind)
-    again = [i for i in missing if tensors[i].storage_offset() != 0]
-    if again:
-        _torch_bridge.mark_blocks([_storage_pointer(tensors[i]) for i in again], kind)
+# What mark_tensors accepts: every tensor's C base class.
+_torch_bridge.set_tensor_type(getattr(torch._C, "TensorBase", None) or torch._C._TensorBase)
 
 
 def _tensors_in(values: Iterable[Any]) -> List[torch.Tensor]:
@@ -53,39 +41,56 @@ def mark_inputs(args: Tuple[Any, ...], kwargs: dict) -> None:
     tensors = _tensors_in(args)
     if kwargs:
         tensors.extend(_tensors_in(kwargs.values()))
-    mark([t for t in tensors if t.device.type != "meta"], _torch_bridge.HANDED_TO_MODULE)
+    if tensors:
+        _torch_bridge.mark_tensors(tensors, _torch_bridge.HANDED_TO_MODULE)
 
 
 class MemoryKinds:
     """The models and optimizers of one window, whose blocks it marks (scan)."""
 
     def __init__(self) -> None:
-        self._roots: "weakref.WeakSet[torch.nn.Module]" = weakref.WeakSet()
-        self._optimizers: "weakref.WeakSet[torch.optim.Optimizer]" = weakref.WeakSet()
+        # Each known root's parameters; each known optimizer's parameters, and its state's
+        # tensors with the number of parameters that had state then.
+        self._roots: "weakref.WeakKeyDictionary[torch.nn.Module, list]" = \
+            weakref.WeakKeyDictionary()
+        self._optimizers: "weakref.WeakKeyDictionary[torch.optim.Optimizer, list]" = \
+            weakref.WeakKeyDictionary()
 
     def note_root(self, module: torch.nn.Module) -> None:
-        self._roots.add(module)
+        self._roots[module] = list(module.parameters())
 
     def note_optimizer(self, optimizer: torch.optim.Optimizer) -> None:
-        self._optimizers.add(optimizer)
+        if optimizer not in self._optimizers:
+            self._optimizers[optimizer] = self._lists_of(optimizer)
         self.scan_optimizer(optimizer)
+
+    @staticmethod
+    def _lists_of(optimizer: torch.optim.Optimizer) -> list:
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        state = [v for s in optimizer.state.values() for v in s.values()
+                 if isinstance(v, torch.Tensor)]
+        return [params, state, len(optimizer.state)]
 
     def scan_optimizer(self, optimizer: torch.optim.Optimizer) -> None:
         """The optimizer's parameters, their gradients and its state, just stepped."""
-        params = [p for group in optimizer.param_groups for p in group["params"]]
-        mark(params, _torch_bridge.PARAMETER)
-        mark([p.grad for p in params if p.grad is not None], _torch_bridge.GRADIENT)
-        state = [v for s in optimizer.state.values() for v in s.values()
-                 if isinstance(v, torch.Tensor)]
-        mark(state, _torch_bridge.OPTIMIZER_STATE)
+        lists = self._optimizers[optimizer]
+        if lists[2] != len(optimizer.state):  # state for more parameters: made again
+            lists[:] = self._lists_of(optimizer)
+        params, state, _ = lists
+        _torch_bridge.mark_tensors(params, _torch_bridge.PARAMETER, _torch_bridge.GRADIENT)
+        _torch_bridge.mark_tensors(state, _torch_bridge.OPTIMIZER_STATE)
 
-    def scan(self) -> None:
-        """Every known model's parameters and gradients, every known optimizer's state."""
-        for root in list(self._roots):
-            params = list(root.parameters())
-            mark(params, _torch_bridge.PARAMETER)
-            mark([p.grad for p in params if p.grad is not None], _torch_bridge.GRADIENT)
-        for optimizer in list(self._optimizers):
+    def scan(self, fresh: bool = False) -> None:
+        """Every known model's parameters and gradients, every known optimizer's state;
+        ``fresh`` makes each list again first (a parameter or state added since)."""
+        for root in list(self._roots.keys()):
+            if fresh:
+                self.note_root(root)
+            _torch_bridge.mark_tensors(self._roots[root], _torch_bridge.PARAMETER,
+                                       _torch_bridge.GRADIENT)
+        for optimizer in list(self._optimizers.keys()):
+            if fresh:
+                self._optimizers[optimizer] = self._lists_of(optimizer)
             self.scan_optimizer(optimizer)
 
 

@@ -124,7 +124,13 @@ bool LiveBlocks::RemoveOwn(const void* ptr, LiveBlock* block) {
 }
 
 bool LiveBlocks::Mark(const void* ptr, uint8_t kind) {
+  // The calling thread's own tables first: a model is most often made where it is run.
+  const ThreadTables* own = own_;
+  for (BlockTable* table = OwnNewest(); table != nullptr; table = table->older) {
+    if (table->Mark(ptr, kind)) return true;
+  }
   for (ThreadTables* t = First(); t != nullptr; t = t->next.load(std::memory_order_acquire)) {
+    if (t == own) continue;
     for (BlockTable* table = t->newest.load(std::memory_order_acquire); table != nullptr;
          table = table->older) {
       if (table->Mark(ptr, kind)) return true;
