@@ -49,7 +49,7 @@ if _release(torch.__version__) != _release(_torch_build.TORCH_VERSION):
         "(cmake -DPython_EXECUTABLE=<the python that imports this torch>)")
 
 from paddle_prof import _torch_bridge  # noqa: E402  (after the version check)
-from paddle_prof.torch_memory import MemoryKinds, noting_optimizer  # noqa: E402
+from paddle_prof.torch_memory import MemoryKinds  # noqa: E402
 from paddle_prof.torch_modules import ModuleEvents  # noqa: E402
 from paddle_prof.torch_phases import BackwardEvents  # noqa: E402
 
@@ -110,25 +110,23 @@ def _optimizer_classes() -> List[type]:
     return classes
 
 
-def _marking(step: Callable, on_step: Callable[[], None]) -> Callable:
-    @functools.wraps(step)
-    def marked_step(self, *args, **kwargs):
-        result = step(self, *args, **kwargs)
-        on_step()
-        return result
+def _steps_calling(after: Callable[[Any], None]) -> List[Tuple[type, Callable]]:
+    """Wraps every optimizer class's own step() to call ``after(optimizer)`` once it
+    returns; returns what to put back."""
+    def calling(step: Callable) -> Callable:
+        @functools.wraps(step)
+        def step_then(self, *args, **kwargs):
+            result = step(self, *args, **kwargs)
+            after(self)
+            return result
 
-    return marked_step
+        return step_then
 
-
-def _steps_on_optimizer_step(on_step: Callable[[], None]) -> List[Tuple[type, Callable]]:
-    """Wraps every optimizer class's own step() to call ``on_step`` (the profiler's
-    step(): mark_step(), and the schedule's next phase) after it; returns what to put
-    back."""
     saved = []
     for cls in _optimizer_classes():
         original = cls.__dict__.get("step")
         if original is not None:
-            cls.step = _marking(original, on_step)
+            cls.step = calling(original)
             saved.append((cls, original))
     return saved
 
@@ -181,12 +179,9 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
         # Optimizers stepped in the window, whose parameters, gradients and state are
         # memory of those kinds; then, with step_on_optimizer, the step's end.
         kinds = self._memory_kinds = MemoryKinds()
-        self._wrapped_steps = [(cls, cls.step) for cls in _optimizer_classes()
-                               if "step" in cls.__dict__]
-        for cls, original in self._wrapped_steps:
-            cls.step = noting_optimizer(original, kinds)
-        if self.step_on_optimizer:
-            self._wrapped_steps += _steps_on_optimizer_step(self.step)
+        self._wrapped_steps = _steps_calling(kinds.note_optimizer)
+        if self.step_on_optimizer:  # the profiler's step(): mark_step(), the schedule's next
+            self._wrapped_steps += _steps_calling(lambda _: self.step())
         module_events = ModuleEvents(kinds) if self.modules else None
         self._backward_events = BackwardEvents(
             module_events.end_backward if module_events is not None else lambda: None)

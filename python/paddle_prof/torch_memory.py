@@ -11,9 +11,8 @@ report derives the other categories from when each block lived
 
 from __future__ import annotations
 
-import functools
 import weakref
-from typing import Any, Callable, Iterable, List, Tuple
+from typing import Any, Iterable, List, Tuple
 
 import torch
 
@@ -93,14 +92,3 @@ class MemoryKinds:
                 self._optimizers[optimizer] = self._lists_of(optimizer)
             self.scan_optimizer(optimizer)
 
-
-def noting_optimizer(step: Callable, kinds: MemoryKinds) -> Callable:
-    """An optimizer class's step() that has ``kinds`` note the optimizer after it."""
-
-    @functools.wraps(step)
-    def noted_step(self: torch.optim.Optimizer, *args: Any, **kwargs: Any) -> Any:
-        result = step(self, *args, **kwargs)
-        kinds.note_optimizer(self)
-        return result
-
-    return noted_step

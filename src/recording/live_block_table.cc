@@ -140,12 +140,7 @@ bool LiveBlocks::Mark(const void* ptr, uint8_t kind) {
 }
 
 void LiveBlocks::ClearKinds() {
-  for (ThreadTables* t = First(); t != nullptr; t = t->next.load(std::memory_order_acquire)) {
-    for (BlockTable* table = t->newest.load(std::memory_order_acquire); table != nullptr;
-         table = table->older) {
-      table->ClearKinds();
-    }
-  }
+  ForEachTable([](BlockTable& table) { table.ClearKinds(); });
 }
 
 bool LiveBlocks::RemoveSlow(const void* ptr, LiveBlock* block) {

@@ -346,7 +346,7 @@ inline bool LiveBlocks::Remove(const void* ptr, LiveBlock* block) {
 template <typename Fn>
 void LiveBlocks::ForEachTable(Fn&& fn) {
   for (ThreadTables* t = First(); t != nullptr; t = t->next.load(std::memory_order_acquire)) {
-    for (const BlockTable* table = t->newest.load(std::memory_order_acquire); table != nullptr;
+    for (BlockTable* table = t->newest.load(std::memory_order_acquire); table != nullptr;
          table = table->older) {
       fn(*table);
     }
