@@ -26,6 +26,8 @@
 //  - PlaceIndex (place_registry.h), TrackAlloc and TrackFree (memory_tracker.h): the
 //    torch CPU allocator wrapper's blocks, which c10's allocator hands out fresh, so
 //    they skip RecordAlloc's lookup of an address still live;
+//  - AdoptBlock (memory_tracker.h): the CPU tensors that c10 allocated before the
+//    wrapper, known from `import paddle_prof.torch` on;
 //  - MarkBlock (memory_tracker.h), the kinds of block_kind.h and SetMemoryCategories
 //    (profiler_control.h): paddle_prof.torch's memory categories, which it finds by the
 //    storage of parameters, gradients and optimizer state;

@@ -89,6 +89,12 @@ bool TrackFree(int place, const void* ptr, uint8_t source) {
   return true;
 }
 
+bool AdoptBlock(int place, const void* ptr, size_t bytes) {
+  LiveBlock earlier;
+  if (ptr != nullptr && LiveBlocks::Remove(ptr, &earlier)) Released(earlier, earlier.size);
+  return TrackAlloc(place, ptr, bytes);
+}
+
 bool MarkBlock(const void* ptr, uint8_t kind) {
   return ptr != nullptr && LiveBlocks::Mark(ptr, kind & kKindBits);
 }

@@ -35,6 +35,11 @@ bool TrackFree(int place, const void* ptr, uint8_t source = kAnySource);
 // total (see counter_memory.h), whose frees need not match earlier allocations.
 void TrackShrink(const void* ptr, int64_t bytes);
 
+// A block its allocator handed out before it was tracked, known from now on as if
+// allocated now (with no window open: as live since before any window). Whatever was
+// tracked at `ptr` before (a native block, say) is freed first. As TrackAlloc.
+bool AdoptBlock(int place, const void* ptr, size_t bytes);
+
 // Tells what the live tracked block at `ptr` is (block_kind.h), merged into what was
 // told of it before; kept for the block's whole life. False when no block is live
 // there. Off the hot path: it looks in every thread's table.

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "live_block_table.h"
 #include "paddle_prof/paddle_prof.h"
 #include "place_registry.h"
 #include "test_util.h"
@@ -47,6 +48,32 @@ TEST_F(MemoryTest, FillConstantReadsItsExactSize) {
   EXPECT_EQ(m.free_count, 0);
   EXPECT_EQ(PlaceOf(report, "CPU").end_bytes - PlaceOf(report, "CPU").start_bytes, 3136000);
   cpu_.Free(out);
+}
+
+// A block its allocator made before it was tracked (a torch tensor made before the
+// import of paddle_prof.torch): live before the window, and no longer where it was
+// counted before (the native place, under run --native).
+TEST_F(MemoryTest, AnAdoptedBlockIsLiveBeforeTheWindowAndLeavesItsFormerPlace) {
+  alignas(64) static char earlier[4096];
+  alignas(64) static char untracked[512];
+  const int native = internal::PlaceIndex(NativePlace());
+  const int64_t native_before = internal::LiveBlocks::SumShares(native, 0).live;
+  RecordAlloc(NativePlace(), earlier, sizeof(earlier));
+  const int cpu = internal::PlaceIndex(CPUPlace());
+  ASSERT_TRUE(internal::AdoptBlock(cpu, earlier, 3000));
+  ASSERT_TRUE(internal::AdoptBlock(cpu, untracked, 500));
+  EXPECT_EQ(internal::LiveBlocks::SumShares(native, 0).live, native_before);
+  EnableProfiler(ProfilerState::kCPU);
+  {
+    RecordEvent e("release");
+    RecordFree(CPUPlace(), earlier);
+  }
+  const Report report = StopProfiler();
+  EXPECT_EQ(PlaceOf(report, "CPU").start_bytes, 3500);
+  EXPECT_EQ(PlaceOf(report, "CPU").end_bytes, 500);
+  EXPECT_EQ(PlaceOf(report, "CPU").untracked_frees, 0);
+  EXPECT_EQ(Cpu(Row(report, "release")).free_bytes, 3000);
+  RecordFree(CPUPlace(), untracked);
 }
 
 TEST_F(MemoryTest, Conv2dPeakIncludesItsIm2colBufferAndNetIsTheOutput) {
