@@ -124,7 +124,6 @@ PYBIND11_MODULE(_torch_bridge, m) {
   AddModuleCallFunctions(m);
   m.def("end_module_backward", &EndModuleBackward);
   AddMemoryMarkFunctions(m);
-  m.def("categorize_memory", &paddle_prof::internal::SetMemoryCategories, py::arg("on"));
   m.attr("PARAMETER") = py::int_(static_cast<int>(paddle_prof::internal::kParameterBlock));
   m.attr("GRADIENT") = py::int_(static_cast<int>(paddle_prof::internal::kGradientBlock));
   m.attr("OPTIMIZER_STATE") = py::int_(static_cast<int>(paddle_prof::internal::kOptimizerStateBlock));

@@ -25,6 +25,16 @@ void TrackedDelete(void* ptr) {
 
 }  // namespace
 
+bool AdoptCpuBlock(c10::DataPtr& block, size_t bytes) {
+  void* data = block.get();
+  if (g_original_deleter == nullptr || data == nullptr || block.get_context() != data ||
+      !block.compare_exchange_deleter(g_original_deleter, &TrackedDelete)) {
+    return false;
+  }
+  internal::AdoptBlock(CpuIndex(), data, bytes);
+  return true;
+}
+
 c10::DataPtr TrackingCPUAllocator::allocate(size_t bytes) PADDLE_PROF_ALLOCATE_CONST {
   c10::DataPtr block;
   try {

@@ -15,9 +15,14 @@ namespace paddle_prof::torch_bridge {
 // the wrapper is made.
 extern c10::DeleterFnPtr g_original_deleter;
 
+// A block c10's own allocator handed out before the wrapper (`block`, a storage's, of
+// `bytes`): its free passes through the wrapper from now on, and the tracker knows it.
+// False, and nothing changed, for a block another allocator made.
+bool AdoptCpuBlock(c10::DataPtr& block, size_t bytes);
+
 // Wraps c10's CPU allocator. Blocks keep data == context, so raw_allocate and
 // raw_deleter (which oneDNN uses) go on working; blocks allocated before the wrapper
-// keep the original deleter and never pass through here.
+// keep the original deleter until adopted (AdoptCpuBlock).
 class TrackingCPUAllocator final : public c10::Allocator {
  public:
   explicit TrackingCPUAllocator(c10::Allocator* original) : original_(original) {}

@@ -1,6 +1,8 @@
-// paddle_prof.torch's memory kinds told from C++: the storage of each tensor of a list
-// (and of its gradient) marked in the core's live-block table (MarkBlock) with no
-// Python call per tensor, so that the scan of a large model stays short.
+// paddle_prof.torch's memory kinds told from C++: the storage of each tensor of a kept
+// list (and of its gradient) marked in the core's live-block table (MarkBlock) when it
+// changed, with no Python call per tensor, so that the scan of a large model stays
+// short (TensorMarks); and the CPU tensors made before `import paddle_prof.torch`
+// adopted into the tracker (AdoptCpuBlock), so that their kinds can be told too.
 #ifndef PADDLE_PROF_PYTHON_TORCH_MEMORY_MARKS_H_
 #define PADDLE_PROF_PYTHON_TORCH_MEMORY_MARKS_H_
 
@@ -8,7 +10,8 @@
 
 namespace paddle_prof::torch_bridge {
 
-// Adds mark_tensors(tensors, kind, grad_kind) to `module`.
+// Adds set_tensor_type, categorize_memory, mark_tensors, TensorMarks and adopt_tensors
+// to `module`.
 void AddMemoryMarkFunctions(pybind11::module_& module);
 
 }  // namespace paddle_prof::torch_bridge

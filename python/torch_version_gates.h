@@ -22,6 +22,15 @@
 #define PADDLE_PROF_ALLOCATE_CONST const
 #endif
 
+// A storage's own DataPtr, to change its deleter: torch 2.x's copy-on-write storages made
+// StorageImpl::mutable_data_ptr() copy a shared block first, and added an accessor that
+// does not; 1.13's data_ptr() is that accessor.
+#if PADDLE_PROF_TORCH_AT_LEAST(2, 2)
+#define PADDLE_PROF_STORAGE_DATA_PTR(storage) (storage)._mutable_data_ptr_no_checks()
+#else
+#define PADDLE_PROF_STORAGE_DATA_PTR(storage) (storage).data_ptr()
+#endif
+
 // PADDLE_PROF_TORCH_CUDA comes from CMake when torch was built with CUDA. Every such
 // torch keeps statistics in its CUDA allocator (PADDLE_PROF_CUDA_COUNTERS); the caching
 // allocator's trace trackers (attachAllocatorTraceTracker, TraceEntry::device_), which

@@ -19,6 +19,7 @@ Example::
 from __future__ import annotations
 
 import functools
+import gc
 import re
 import warnings
 from typing import Any, Callable, List, Optional, TextIO, Tuple
@@ -55,8 +56,11 @@ from paddle_prof.torch_phases import BackwardEvents  # noqa: E402
 
 
 # Every CPU tensor made from here on is tracked, so that a window knows the blocks its
-# program made before it (the parameters of a model built before the window, say).
-_torch_bridge.track_tensors()
+# program made before it (the parameters of a model built before the window, say); and
+# those the program holds already, made before this import, are adopted by identity
+# (a model built and an optimizer stepped before it).
+if _torch_bridge.track_tensors():
+    _torch_bridge.adopt_tensors(gc.get_objects())
 
 _warned_cuda = False
 _warned_counters = False

@@ -3,10 +3,10 @@ bridge by their storage. The parameters of the modules called in the window, the
 gradients and the state of the optimizers stepped in it are marked after each optimizer
 step, at each step's end and at the stop (a block keeps what it was told for its whole
 life); the tensors handed to a root module's forward are marked as they go in. The
-bridge reads each list of tensors in C++ (torch_memory_marks.cc); the lists are kept
-between scans, and made again at the stop and when an optimizer's state grows. The
-report derives the other categories from when each block lived
-(src/report/memory_categories.h).
+bridge keeps each list of tensors in C++ (TensorMarks, torch_memory_marks.cc), made
+again at the stop and when an optimizer's state grows, and tells only the storages that
+changed since its last scan. The report derives the other categories from when each
+block lived (src/report/memory_categories.h).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import torch
 
 from paddle_prof import _torch_bridge
 
-# What mark_tensors accepts: every tensor's C base class.
+# What the bridge takes for a tensor: every tensor's C base class.
 _torch_bridge.set_tensor_type(getattr(torch._C, "TensorBase", None) or torch._C._TensorBase)
 
 
@@ -48,47 +48,57 @@ class MemoryKinds:
     """The models and optimizers of one window, whose blocks it marks (scan)."""
 
     def __init__(self) -> None:
-        # Each known root's parameters; each known optimizer's parameters, and its state's
-        # tensors with the number of parameters that had state then.
-        self._roots: "weakref.WeakKeyDictionary[torch.nn.Module, list]" = \
+        # Each known root's parameters (and their gradients) that no known optimizer
+        # holds: those an optimizer holds are its to tell, once. Each known optimizer's
+        # parameters, its state's tensors, the number of parameters that had state then
+        # and the ids of its parameters.
+        self._roots: "weakref.WeakKeyDictionary[torch.nn.Module, Any]" = \
             weakref.WeakKeyDictionary()
         self._optimizers: "weakref.WeakKeyDictionary[torch.optim.Optimizer, list]" = \
             weakref.WeakKeyDictionary()
 
     def note_root(self, module: torch.nn.Module) -> None:
-        self._roots[module] = list(module.parameters())
+        held = set().union(*(marks[3] for marks in self._optimizers.values()))
+        self._roots[module] = _torch_bridge.TensorMarks(
+            [p for p in module.parameters() if id(p) not in held],
+            _torch_bridge.PARAMETER, _torch_bridge.GRADIENT)
 
     def note_optimizer(self, optimizer: torch.optim.Optimizer) -> None:
         if optimizer not in self._optimizers:
-            self._optimizers[optimizer] = self._lists_of(optimizer)
+            self._optimizers[optimizer] = self._marks_of(optimizer)
+            for root in list(self._roots.keys()):
+                self.note_root(root)  # without the parameters the optimizer tells
         self.scan_optimizer(optimizer)
 
     @staticmethod
-    def _lists_of(optimizer: torch.optim.Optimizer) -> list:
+    def _marks_of(optimizer: torch.optim.Optimizer) -> list:
         params = [p for group in optimizer.param_groups for p in group["params"]]
         state = [v for s in optimizer.state.values() for v in s.values()
                  if isinstance(v, torch.Tensor)]
-        return [params, state, len(optimizer.state)]
+        return [_torch_bridge.TensorMarks(params, _torch_bridge.PARAMETER,
+                                          _torch_bridge.GRADIENT),
+                _torch_bridge.TensorMarks(state, _torch_bridge.OPTIMIZER_STATE),
+                len(optimizer.state), {id(p) for p in params}]
 
     def scan_optimizer(self, optimizer: torch.optim.Optimizer) -> None:
         """The optimizer's parameters, their gradients and its state, just stepped."""
-        lists = self._optimizers[optimizer]
-        if lists[2] != len(optimizer.state):  # state for more parameters: made again
-            lists[:] = self._lists_of(optimizer)
-        params, state, _ = lists
-        _torch_bridge.mark_tensors(params, _torch_bridge.PARAMETER, _torch_bridge.GRADIENT)
-        _torch_bridge.mark_tensors(state, _torch_bridge.OPTIMIZER_STATE)
+        marks = self._optimizers[optimizer]
+        if marks[2] != len(optimizer.state):  # state for more parameters: made again
+            marks[:] = self._marks_of(optimizer)
+        if marks[0].mark() + marks[1].mark():  # tensors it let go of: state loaded anew
+            marks[:] = self._marks_of(optimizer)
+            marks[0].mark()
+            marks[1].mark()
 
     def scan(self, fresh: bool = False) -> None:
         """Every known model's parameters and gradients, every known optimizer's state;
         ``fresh`` makes each list again first (a parameter or state added since)."""
+        if fresh:
+            for optimizer in list(self._optimizers.keys()):
+                self._optimizers[optimizer] = self._marks_of(optimizer)
         for root in list(self._roots.keys()):
-            if fresh:
+            if fresh or self._roots[root].mark():  # or parameters it let go of: replaced
                 self.note_root(root)
-            _torch_bridge.mark_tensors(self._roots[root], _torch_bridge.PARAMETER,
-                                       _torch_bridge.GRADIENT)
+                self._roots[root].mark()
         for optimizer in list(self._optimizers.keys()):
-            if fresh:
-                self._optimizers[optimizer] = self._lists_of(optimizer)
             self.scan_optimizer(optimizer)
-

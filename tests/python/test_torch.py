@@ -229,15 +229,19 @@ def test_step_on_optimizer_closes_a_step_per_optimizer_step():
     assert torch.optim.Adam.step is original_step  # put back
 
 
-def test_tensors_made_before_the_wrapper_are_freed_safely():
+def test_tensors_made_before_the_import_are_adopted_and_freed_safely():
     script = textwrap.dedent('''
-        import io, torch, paddle_prof, paddle_prof.torch
+        import io, torch
         early = [torch.ones(256, 256) for _ in range(4)]
+        import paddle_prof, paddle_prof.torch
         with paddle_prof.torch.profiler('CPU', stream=io.StringIO()) as prof:
-            del early[:2]                      # freed by their original deleter
+            del early[:2]                      # adopted at the import: known frees
             late = torch.ones(256, 256)
-        del early, late
-        assert prof.report.places[0].untracked_frees == 0
+        del early, late                        # after the window, through the wrapper
+        cpu = prof.report.places[0]
+        assert cpu.untracked_frees == 0
+        assert cpu.start_bytes >= 4 * 256 * 256 * 4
+        assert cpu.start_bytes - cpu.end_bytes == 256 * 256 * 4  # two freed, one made
         print('ok')
     ''')
     result = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,

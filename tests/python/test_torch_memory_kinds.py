@@ -2,7 +2,12 @@
 state by their storage, inputs, temporaries and activations by when they lived, on
 whichever torch runs the suite (Debian's 1.13, or PyPI's 2.x)."""
 
+import copy
 import io
+import json
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -90,6 +95,50 @@ def test_the_activations_at_the_peak_hold_what_backward_saved():
     assert "; by kind: " in memory_line and " activation 512.00 KiB (" in memory_line
 
 
+def test_module_activation_bytes_agree_with_the_category_totals():
+    model = mlp()
+    x = torch.randn(BATCH, IN)
+    with paddle_prof.torch.profiler("CPU", stream=io.StringIO()) as prof:
+        out = model(x)  # the forward alone
+        prof.step()
+    report = prof.report
+    place = cpu(report)
+    hidden, logits = BATCH * HIDDEN * 4, BATCH * OUT * 4
+    # What each layer's call left alive when it returned: its output.
+    leaves = {m.path: m.memory["CPU"]["activation_bytes"] for m in report.modules if m.depth == 1}
+    assert leaves == {"Sequential.0": hidden, "Sequential.1": hidden, "Sequential.2": logits}
+    # The peak is in the last Linear, before Sequential lets the first one's output go
+    # (nothing saved it for backward): both hidden outputs, each charged to its layer.
+    assert {m["module"]: m["bytes"] for m in place["activations_at_peak"]} == {
+        "Sequential.0": hidden, "Sequential.1": hidden}
+    assert place["categories_at_peak"]["activation"] == 2 * hidden
+    # At the end, the ReLU's output (saved for backward) and the logits: what the model's
+    # call left alive.
+    root = next(m for m in report.modules if m.depth == 0)
+    assert place["categories_end"]["activation"] == hidden + logits == out.numel() * 4 + hidden
+    assert root.memory["CPU"]["activation_bytes"] == hidden + logits
+
+
+def test_the_activations_at_a_training_peak_are_charged_to_their_modules():
+    model = mlp()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.randn(BATCH, IN)
+    with paddle_prof.torch.profiler("CPU", stream=io.StringIO()) as prof:
+        for _ in range(2):
+            optimizer.zero_grad()
+            model(x).sum().backward()
+            optimizer.step()
+            prof.step()
+    report = prof.report
+    place = cpu(report)
+    charged = {m["module"]: m["bytes"] for m in place["activations_at_peak"]}
+    # Every activation was allocated in one of the three layers: all named, none twice.
+    assert sum(charged.values()) == place["categories_at_peak"]["activation"] > 0
+    held = {m.path: m.memory["CPU"]["activation_bytes"] for m in report.modules}
+    for module, bytes_at_peak in charged.items():
+        assert 0 < bytes_at_peak <= held[module]  # what the call left alive, at most
+
+
 def test_a_data_loader_batch_is_input():
     data = torch.utils.data.TensorDataset(torch.randn(64, IN), torch.randint(0, OUT, (64,)))
     loader = torch.utils.data.DataLoader(data, batch_size=32)
@@ -123,6 +172,75 @@ def test_zero_grad_to_none_frees_the_gradients_out_of_their_category():
     place = cpu(prof.report)
     assert place["categories_at_peak"]["gradient"] == nbytes(model.parameters())
     assert place["categories_end"]["gradient"] == 0
+
+
+def test_a_model_and_optimizer_made_before_the_import_are_found_by_identity():
+    # A fresh interpreter: this one imported paddle_prof.torch long ago.
+    script = textwrap.dedent('''
+        import io, json, torch
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(),
+                                    torch.nn.Linear(256, 10))
+        optimizer = torch.optim.Adam(model.parameters())
+        x = torch.randn(32, 64)
+        model(x).sum().backward()
+        optimizer.step()                                   # the state exists
+        freed = torch.ones(1000)
+        import paddle_prof.torch
+        with paddle_prof.torch.profiler("CPU", stream=io.StringIO()) as prof:
+            del freed
+            for _ in range(3):
+                optimizer.zero_grad(set_to_none=False)     # the gradients stay
+                model(x).sum().backward()
+                optimizer.step()
+                prof.step()
+        place = next(p for p in prof.report.to_dict()["places"] if p["place"] == "CPU")
+        state = [v for s in optimizer.state.values() for v in s.values()
+                 if isinstance(v, torch.Tensor)]
+        print(json.dumps({"place": place,
+                          "params": sum(p.numel() * p.element_size()
+                                        for p in model.parameters()),
+                          "state": sum(v.numel() * v.element_size() for v in state)}))
+    ''')
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    place, params, state = out["place"], out["params"], out["state"]
+    for moment in ("categories_at_peak", "categories_end"):
+        assert place[moment]["parameter"] == params
+        assert place[moment]["gradient"] == params
+        assert place[moment]["optimizer_state"] == state
+    # Live before the window: the parameters, gradients, state, x and the freed tensor.
+    assert place["start_bytes"] == 2 * params + state + 32 * 64 * 4 + 1000 * 4
+    assert place["end_bytes"] == place["start_bytes"] - 1000 * 4
+    assert sum(place["categories_end"].values()) == place["end_bytes"]
+    assert sum(place["categories_at_peak"].values()) == place["peak_bytes"]
+
+
+def test_optimizer_state_loaded_anew_is_told_and_the_old_state_let_go():
+    model = mlp()
+    optimizer = torch.optim.Adam(model.parameters())
+    x = torch.randn(8, IN)
+
+    def train_step():
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        optimizer.step()
+
+    train_step()
+    saved = copy.deepcopy(optimizer.state_dict())
+    with paddle_prof.torch.profiler("CPU", stream=io.StringIO()) as prof:
+        train_step()
+        prof.step()
+        optimizer.load_state_dict(saved)  # new state tensors, as many as before
+        train_step()
+        prof.step()
+    place = cpu(prof.report)
+    # The state told is the loaded one, and the replaced one is not kept alive.
+    assert place["categories_end"]["optimizer_state"] == state_bytes(optimizer)
+    assert place["end_bytes"] == sum(place["categories_end"].values())
+    assert place["end_bytes"] == place["start_bytes"]  # the same sizes as before
 
 
 def test_a_window_of_plain_paddle_prof_has_no_categories():
