@@ -47,6 +47,25 @@ void OnCudaTrace(const cuda_alloc::TraceEntry& entry) {
   }
 }
 
+// The blocks tensors held before the tracker attached (a model moved to the GPU before
+// the window), from the allocator's snapshot: known from now on, as live before the
+// window, at the size the tracker's ALLOC gives (the size asked for). A block the tracker
+// saw allocated meanwhile is adopted once (AdoptBlock). Blocks lie in their segment in
+// address order.
+void AdoptLiveCudaBlocks() {
+  for (const auto& segment : cuda_alloc::snapshot().segments) {
+    const int place = internal::PlaceIndex(CUDAPlace(static_cast<int>(segment.device)));
+    size_t address = static_cast<size_t>(segment.address);
+    for (const auto& block : segment.blocks) {
+      if (block.allocated) {
+        internal::AdoptBlock(place, reinterpret_cast<const void*>(address),
+                             static_cast<size_t>(block.requested_size));
+      }
+      address += static_cast<size_t>(block.size);
+    }
+  }
+}
+
 // The caching allocator's out-of-memory observer: called on the failing thread before
 // torch raises its OutOfMemoryError, with the size the allocator rounded the request to.
 // The dump takes the profiler's locks and no torch one.
@@ -78,6 +97,10 @@ bool InstallCuda() {
     return false;
   }
   b.cuda_tracking = true;
+  try {
+    AdoptLiveCudaBlocks();
+  } catch (const std::exception&) {  // no snapshot: the earlier blocks' frees go uncounted
+  }
   return true;
 #else
   return false;

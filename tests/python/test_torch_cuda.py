@@ -167,3 +167,44 @@ def test_a_cuda_out_of_memory_writes_the_dump_before_torch_raises(tmp_path):
     assert oom['requested_bytes'] >= 1 << 50
     assert oom['event'] == 'aten::empty'
     assert oom['path'] == ['train_step', 'aten::empty']
+
+
+def test_memory_kinds_on_the_gpu_are_exact_for_a_model_moved_there_before_the_window(tmp_path):
+    # A fresh process: the tracker attaches at its first window, after the model exists.
+    import subprocess
+    import sys
+    import textwrap
+    script = textwrap.dedent('''
+        import io, json, torch, paddle_prof.torch
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.ReLU(),
+                                    torch.nn.Linear(512, 10)).cuda()
+        optimizer = torch.optim.Adam(model.parameters())
+        x = torch.randn(64, 784, device="cuda")
+        model(x).sum().backward()
+        optimizer.step()                          # GPU moments, CPU step counts
+        with paddle_prof.torch.profiler("GPU", stream=io.StringIO()) as prof:
+            for _ in range(2):
+                optimizer.zero_grad(set_to_none=False)
+                model(x).sum().backward()
+                optimizer.step()
+                prof.step()
+        def on_gpu(tensors):
+            return sum(t.numel() * t.element_size() for t in tensors if t.is_cuda)
+        state = [v for s in optimizer.state.values() for v in s.values() if torch.is_tensor(v)]
+        place = next(p for p in prof.report.to_dict()["places"] if p["place"] == "CUDA:0")
+        print(json.dumps({"place": place, "params": on_gpu(model.parameters()),
+                          "state": on_gpu(state),
+                          "allocated": torch.cuda.memory_allocated()}))
+    ''')
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    place = out["place"]
+    for moment in ("categories_at_peak", "categories_end"):
+        assert place[moment]["parameter"] == out["params"], place
+        assert place[moment]["gradient"] == out["params"], place
+        assert place[moment]["optimizer_state"] == out["state"], place
+    assert place["end_bytes"] == out["allocated"] == sum(place["categories_end"].values())
+    assert sum(place["categories_at_peak"].values()) == place["peak_bytes"]
