@@ -68,6 +68,18 @@ struct SourceCalls {
   int64_t calls = 0;
 };
 
+// A row's call durations as the summary keeps them, so that merged rows have
+// percentiles over all their calls: the distinct durations in nanoseconds, ascending,
+// with how many calls took each. At most kMaxDistinct entries: past that, each duration
+// is rounded down to its `significant_bits` leading binary digits (a relative error
+// under 2^(1 - significant_bits)); 0 when exact.
+struct CallDurationCounts {
+  static constexpr size_t kMaxDistinct = 512;
+  std::vector<int64_t> ns;
+  std::vector<int64_t> calls;
+  int significant_bits = 0;
+};
+
 struct EventRow {
   std::string name;
   std::optional<std::string> tag;
@@ -79,6 +91,11 @@ struct EventRow {
   double min_ms = 0;
   double max_ms = 0;
   double ave_ms = 0;  // total_ms / calls, kept within [min_ms, max_ms]
+  // Exact nearest-rank percentiles of the calls' durations (0 without calls); a merged
+  // row's are over all its calls, to `durations`' rounding (0 where an input's summary
+  // has no durations, being older).
+  double p10_ms = 0, p50_ms = 0, p90_ms = 0, p99_ms = 0;
+  CallDurationCounts durations;
   double ratio = 0;   // self_ms / sum of self_ms over all rows
   std::optional<double> gpu_total_ms, gpu_min_ms, gpu_max_ms, gpu_ave_ms;
   std::map<std::string, MemoryStats> memory;  // by place name
@@ -276,7 +293,7 @@ class Report {
   // Rows the printed table shows by default (FLAGS_paddle_prof_row_limit).
   static constexpr int kDefaultRowLimit = 50;
   // The text report: a header line, then one aligned row per event; `detailed` adds
-  // allocated and freed bytes and counts per place. Past `row_limit` rows (0: no limit),
+  // the calls' P50 and P99 and allocated and freed bytes and counts per place. Past `row_limit` rows (0: no limit),
   // a line says how many more there are and where they all are: the summary file, or
   // the Report itself, which always holds every row.
   std::string Table(bool detailed = false, int row_limit = kDefaultRowLimit) const;

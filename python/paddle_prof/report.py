@@ -99,7 +99,8 @@ class Report:
 
     def table(self, detailed: bool = False, row_limit: Optional[int] = ROW_LIMIT,
               view: str = "events") -> str:
-        """The text report; ``detailed`` adds allocated and freed bytes per place.
+        """The text report; ``detailed`` adds the P50 and P99 of the calls and allocated and
+        freed bytes per place.
 
         The first ``row_limit`` rows in sort order (None or 0: all), then a line saying
         how many more there are and the summary file (or this Report) that has them all.

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "call_durations.h"
 #include "call_paths.h"
 #include "memory_categories.h"
 #include "memory_figures.h"
@@ -48,9 +49,11 @@ struct Accumulator {
   std::array<MemoryStats, kMaxPlaces> memory{};
   uint32_t places = 0;  // bit i: place i has figures
   std::map<const std::string*, int64_t> sources;  // record_stacks: calls by source frame
+  CallDurations durations;                        // for the percentiles
 
   void Add(uint64_t duration, uint64_t self_ticks) {
     ++calls;
+    durations.Add(duration);
     total += duration;
     self += self_ticks;
     min = std::min(min, duration);
@@ -74,6 +77,7 @@ struct Accumulator {
       if (other.Has(place)) AddMemory(place, other.memory[place]);
     }
     for (const auto& [frame, calls] : other.sources) sources[frame] += calls;
+    durations.Merge(other.durations);
   }
   void AddMemory(int place, const MemoryStats& m) {
     if (place < 0 || place >= kMaxPlaces) return;
@@ -218,6 +222,12 @@ EventRow MakeRow(const Collection& c, const RowKey& key, const Accumulator& acc)
     row.max_ms = c.TicksToMs(acc.max);
     // Rounding could put total/calls a hair outside [min, max]; the invariant is kept.
     row.ave_ms = std::clamp(row.total_ms / static_cast<double>(acc.calls), row.min_ms, row.max_ms);
+    const auto percentiles = acc.durations.Percentiles();
+    row.p10_ms = c.TicksToMs(percentiles[0]);
+    row.p50_ms = c.TicksToMs(percentiles[1]);
+    row.p90_ms = c.TicksToMs(percentiles[2]);
+    row.p99_ms = c.TicksToMs(percentiles[3]);
+    row.durations = acc.durations.Counts(c.ns_per_tick);
   }
   if (c.gpu_traced) {
     const bool any = acc.calls > 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "call_durations.h"
 #include "memory_figures.h"
 #include "report_builder.h"
 
@@ -43,6 +44,28 @@ void MergeSources(const std::vector<SourceCalls>& from, std::vector<SourceCalls>
   }
 }
 
+// A merged row's percentiles are over all its calls, from the rows' duration counts;
+// a row read from a summary without them (written before they were) leaves the merged
+// row without percentiles.
+void MergeDurations(const EventRow& from, EventRow* into) {
+  if (from.calls == 0) return;
+  if (!CountsAreWhole(from.durations, from.calls) ||
+      (into->calls > 0 && !CountsAreWhole(into->durations, into->calls))) {
+    into->durations = {};
+    into->p10_ms = into->p50_ms = into->p90_ms = into->p99_ms = 0;
+    return;
+  }
+  MergeCounts(from.durations, &into->durations);
+  const auto at = PercentilesMs(into->durations);
+  // Within the merged extremes: rounded counts may fall a hair below the shortest call.
+  const double min = into->calls > 0 ? std::min(into->min_ms, from.min_ms) : from.min_ms;
+  const double max = into->calls > 0 ? std::max(into->max_ms, from.max_ms) : from.max_ms;
+  into->p10_ms = std::clamp(at[0], min, max);
+  into->p50_ms = std::clamp(at[1], min, max);
+  into->p90_ms = std::clamp(at[2], min, max);
+  into->p99_ms = std::clamp(at[3], min, max);
+}
+
 }  // namespace
 
 size_t RowMerger::Add(const EventRow& row) {
@@ -53,6 +76,7 @@ size_t RowMerger::Add(const EventRow& row) {
     return it->second;
   }
   EventRow& into = rows_[it->second];
+  MergeDurations(row, &into);  // before calls change: it checks the counts against them
   MergeExtremes(into.calls > 0, row.calls > 0, row.min_ms, row.max_ms, &into.min_ms, &into.max_ms);
   MergeGpu(row, &into);  // before calls change: it asks whether `into` had any
   into.calls += row.calls;

@@ -67,6 +67,13 @@ void WriteEvent(JsonWriter* w, const EventRow& row) {
   w->DoubleField("min_ms", row.min_ms);
   w->DoubleField("max_ms", row.max_ms);
   w->DoubleField("ave_ms", row.ave_ms);
+  // Null where they are not known: a merged row of an input written without durations.
+  const bool percentiles = row.calls == 0 || !row.durations.ns.empty();
+  for (const auto& [key, ms] : {std::pair{"p10_ms", row.p10_ms}, std::pair{"p50_ms", row.p50_ms},
+                                std::pair{"p90_ms", row.p90_ms}, std::pair{"p99_ms", row.p99_ms}}) {
+    w->Key(key);
+    percentiles ? w->Double(ms) : w->Null();
+  }
   w->DoubleField("ratio", row.ratio);
   w->Key("gpu_total_ms");
   w->OptionalDouble(row.gpu_total_ms);
@@ -94,6 +101,19 @@ void WriteEvent(JsonWriter* w, const EventRow& row) {
     w->DoubleField("max", row.spread->max_ms);
     w->IntField("argmax", row.spread->argmax);
     w->EndObject();
+    w->EndObject();
+  }
+  if (!row.durations.ns.empty()) {  // what a merge takes the percentiles from
+    w->Key("durations");
+    w->BeginObject();
+    for (const auto& [key, values] : {std::pair{"ns", &row.durations.ns},
+                                      std::pair{"calls", &row.durations.calls}}) {
+      w->Key(key);
+      w->BeginArray();
+      for (const int64_t v : *values) w->Int(v);
+      w->EndArray();
+    }
+    w->IntField("significant_bits", row.durations.significant_bits);
     w->EndObject();
   }
   if (!row.sources.empty()) {  // record_stacks

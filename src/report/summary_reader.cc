@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "call_durations.h"
 #include "summary_format.h"
 
 namespace paddle_prof::internal {
@@ -137,6 +138,10 @@ EventRow ReadRow(const json& j) {
   row.max_ms = Get<double>(j, "max_ms");
   row.ave_ms = Get<double>(j, "ave_ms");
   row.ratio = Get<double>(j, "ratio");
+  row.p10_ms = Optional<double>(j, "p10_ms").value_or(0);
+  row.p50_ms = Optional<double>(j, "p50_ms").value_or(0);
+  row.p90_ms = Optional<double>(j, "p90_ms").value_or(0);
+  row.p99_ms = Optional<double>(j, "p99_ms").value_or(0);
   row.gpu_total_ms = Optional<double>(j, "gpu_total_ms");
   row.gpu_min_ms = Optional<double>(j, "gpu_min_ms");
   row.gpu_max_ms = Optional<double>(j, "gpu_max_ms");
@@ -144,6 +149,21 @@ EventRow ReadRow(const json& j) {
   // As the writer writes rows, and merges take them (an average clamped to the extremes).
   const std::string in_row = "in row '" + row.name + "', ";
   if (row.min_ms > row.max_ms) throw std::invalid_argument(in_row + "'min_ms' is above 'max_ms'");
+  if (const auto durations = j.find("durations"); durations != j.end()) {
+    if (!(row.min_ms <= row.p10_ms && row.p10_ms <= row.p50_ms && row.p50_ms <= row.p90_ms &&
+          row.p90_ms <= row.p99_ms && row.p99_ms <= row.max_ms)) {
+      throw std::invalid_argument(in_row + "the percentiles are not in order within min and max");
+    }
+    for (const json& v : durations->at("ns")) row.durations.ns.push_back(Integer<int64_t>(v, "ns"));
+    for (const json& v : durations->at("calls")) {
+      row.durations.calls.push_back(Integer<int64_t>(v, "calls"));
+    }
+    row.durations.significant_bits = Get<int>(*durations, "significant_bits");
+    if (!CountsAreWhole(row.durations, row.calls)) {
+      throw std::invalid_argument(in_row + "'durations' are not ascending durations whose "
+                                  "calls add up to the row's");
+    }
+  }
   if (row.gpu_total_ms.has_value() != row.gpu_min_ms.has_value() ||
       row.gpu_total_ms.has_value() != row.gpu_max_ms.has_value()) {
     throw std::invalid_argument(in_row +

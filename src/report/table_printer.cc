@@ -52,8 +52,12 @@ std::string KindsAtPeak(const std::map<std::string, int64_t>& categories) {
 std::string Report::Table(bool detailed, int row_limit) const {
   const size_t shown =
       row_limit > 0 ? std::min(events.size(), static_cast<size_t>(row_limit)) : events.size();
-  std::vector<std::string> header = {"Event", "Calls", "Total", "Self",
-                                     "Min.",  "Max.",  "Ave.",  "Ratio."};
+  std::vector<std::string> header = {"Event", "Calls", "Total", "Self", "Min.", "Max.", "Ave."};
+  if (detailed) {
+    header.push_back("P50");
+    header.push_back("P99");
+  }
+  header.push_back("Ratio.");
   const bool gpu = state == ProfilerState::kCUDA || state == ProfilerState::kAll;
   if (gpu) {
     for (const char* column : {"GPU Total", "GPU Min.", "GPU Max.", "GPU Ave."}) {
@@ -84,6 +88,11 @@ std::string Report::Table(bool detailed, int row_limit) const {
     std::vector<std::string> line = {RowLabel(row), std::to_string(row.calls)};
     for (const double ms : {row.total_ms, row.self_ms, row.min_ms, row.max_ms, row.ave_ms}) {
       line.push_back(row.calls > 0 ? FormatMs(ms) : "-");  // no calls: no fake 0
+    }
+    if (detailed) {  // a row of a summary written without durations has no percentiles
+      const bool known = row.calls > 0 && !row.durations.ns.empty();
+      line.push_back(known ? FormatMs(row.p50_ms) : "-");
+      line.push_back(known ? FormatMs(row.p99_ms) : "-");
     }
     line.push_back(internal::FormatFixed(row.ratio * 100, 2) + "%");
     if (gpu) {

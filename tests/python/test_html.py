@@ -166,11 +166,14 @@ def test_every_written_profile_gets_a_page_with_every_row_sortable(tmp_path):
     events = summary["events"]
     assert [r[0] for r in result["rows"]] == [label(e) for e in events]
     assert result["headers"] == ["name", "calls", "total_ms", "self_ms", "min_ms", "max_ms",
-                                 "ave_ms", "ratio", "peak_bytes", "live_bytes"]  # no GPU columns
+                                 "ave_ms", "p50_ms", "p99_ms", "ratio", "peak_bytes",
+                                 "live_bytes"]  # no GPU columns
     assert result["state"] == "CPU" and result["steps"] == "4"
     cells = {r[0]: r for r in result["rows"]}
-    assert cells["fill_constant"][1] == "10" and cells["fill_constant"][8] == "7.66 MiB"
-    assert cells["[no event]"][1] == "0" and cells["[no event]"][2:7] == ["-"] * 5
+    assert cells["fill_constant"][1] == "10" and cells["fill_constant"][10] == "7.66 MiB"
+    assert cells["[no event]"][1] == "0" and cells["[no event]"][2:9] == ["-"] * 7
+    low, high, p50, p99 = (float(cells["fill_constant"][i]) for i in (4, 5, 7, 8))
+    assert low <= p50 <= p99 <= high  # Min. <= P50 <= P99 <= Max.
     assert cells["matmul [64, 128]"][1] == "12"
     # Largest first, ties in the summary's order; then reversed; then names A to Z.
     by_calls = [label(e) for e in sorted(events, key=lambda e: -e["calls"])]
@@ -362,12 +365,12 @@ def test_gpu_columns_and_per_thread_and_per_process_labels(tmp_path):
         return {headers: Array.from(document.querySelectorAll('th'), th => th.dataset.key),
                 rows: Array.from(document.querySelectorAll('#events-table tbody tr'),
                                  tr => Array.from(tr.children, td => td.textContent))};""")["value"]
-    assert value["headers"][8:12] == ["gpu_total_ms", "gpu_min_ms", "gpu_max_ms", "gpu_ave_ms"]
+    assert value["headers"][10:14] == ["gpu_total_ms", "gpu_min_ms", "gpu_max_ms", "gpu_ave_ms"]
     assert [r[0] for r in value["rows"]] == [
         "thread0::aten::op_0", "pid1234::thread1::aten::op_1 [x]", label(third)]
-    assert value["rows"][0][8:12] == ["1.5", "0.5", "1", "0.75"]
-    assert value["rows"][1][8:12] == ["-"] * 4  # no GPU time: null
-    assert value["rows"][2][2:7] == ["-"] * 5 and value["rows"][2][8:12] == ["-"] * 4
+    assert value["rows"][0][10:14] == ["1.5", "0.5", "1", "0.75"]
+    assert value["rows"][1][10:14] == ["-"] * 4  # no GPU time: null
+    assert value["rows"][2][2:9] == ["-"] * 7 and value["rows"][2][10:14] == ["-"] * 4
 
 
 def test_the_cli_writes_a_page_of_one_or_several_profiles(tmp_path):

@@ -126,15 +126,18 @@ TEST(TablePrinterTest, MemoryColumnsSumThePlacesAndTheDetailedTableShowsEach) {
     EXPECT_NE(table.find("\n" + line + "\n"), std::string::npos) << line << "\n" << table;
   }
   EXPECT_EQ(table.find("CPU Alloc"), std::string::npos) << table;
+  report.events[0].p50_ms = 1;
+  report.events[0].p99_ms = 1;
+  report.events[0].durations = {{1000000}, {1}, 0};
   const std::string detailed = report.Table(/*detailed=*/true);
   for (const std::string line :
-       {"Event  Calls  Total  Self  Min.  Max.  Ave.  Ratio.   Peak Mem.  Live Mem.  CPU Alloc  "
-        "CPU Allocs  CPU Freed  CPU Frees  CUDA:0 Alloc  CUDA:0 Allocs  CUDA:0 Freed  CUDA:0 "
-        "Frees",
-        "op     1      1      1     1     1     1     100.00%  2.00 KiB   512 B      2.00 KiB   "
-        "2           1.00 KiB   1          1.00 KiB      1              0 B           0",
-        "idle   0      -      -     -     -     -     0.00%    0 B        0 B        0 B        "
-        "0           0 B        0          0 B           0              0 B           0"}) {
+       {"Event  Calls  Total  Self  Min.  Max.  Ave.  P50  P99  Ratio.   Peak Mem.  Live Mem.  "
+        "CPU Alloc  CPU Allocs  CPU Freed  CPU Frees  CUDA:0 Alloc  CUDA:0 Allocs  CUDA:0 Freed  "
+        "CUDA:0 Frees",
+        "op     1      1      1     1     1     1     1    1    100.00%  2.00 KiB   512 B      "
+        "2.00 KiB   2           1.00 KiB   1          1.00 KiB      1              0 B           0",
+        "idle   0      -      -     -     -     -     -    -    0.00%    0 B        0 B        "
+        "0 B        0           0 B        0          0 B           0              0 B           0"}) {
     EXPECT_NE(detailed.find("\n" + line + "\n"), std::string::npos) << line << "\n" << detailed;
   }
 }
