@@ -38,8 +38,11 @@ def write_summaries(directory, ranks, rows):
         s["process"].update(pid=s["process"]["pid"] * 100 + rank, rank=rank, world_size=ranks)
         scale = 1 + (rank % 8) / 10
         for row in s["events"]:
-            for field in ("total_ms", "self_ms", "min_ms", "max_ms", "ave_ms"):
+            for field in ("total_ms", "self_ms", "min_ms", "max_ms", "ave_ms", "p10_ms",
+                          "p50_ms", "p90_ms", "p99_ms"):
                 row[field] *= scale
+            if "durations" in row:
+                row["durations"]["ns"] = [round(ns * scale) for ns in row["durations"]["ns"]]
         path = os.path.join(directory, f"rank{rank}.json.summary.json")
         with open(path, "w") as f:
             json.dump(s, f)

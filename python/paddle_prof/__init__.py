@@ -15,6 +15,7 @@ Example::
 """
 
 from paddle_prof import children as _children  # noqa: F401 (follows child processes)
+from paddle_prof.diff import Diff, diff
 from paddle_prof.memory import empty
 from paddle_prof.merge import load, merge
 from paddle_prof.profiler import (
@@ -33,9 +34,11 @@ from paddle_prof.schedule import save_to, schedule
 from paddle_prof.report import Report
 
 __all__ = [
+    "Diff",
     "Report",
     "SORTED_KEYS",
     "STATES",
+    "diff",
     "empty",
     "load",
     "mark_step",

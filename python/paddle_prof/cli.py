@@ -1,7 +1,9 @@
 """``python3 -m paddle_prof run``: profile a Python script without touching it;
 ``python3 -m paddle_prof recover``: the report of one killed before it stopped;
 ``python3 -m paddle_prof merge``: the profiles of several processes or ranks as one;
-``python3 -m paddle_prof html``: a profile (or several, merged) as an HTML page."""
+``python3 -m paddle_prof html``: a profile (or several, merged) as an HTML page;
+``python3 -m paddle_prof diff``: two profiles compared (exit 1 on a regression when asked,
+2 when they cannot be read)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import List, Optional
 
 from paddle_prof import _core, children, torch_on_import
 from paddle_prof.atomic_write import write_atomically
+from paddle_prof.diff import diff
 from paddle_prof.merge import SUMMARY_SUFFIX, load, merge
 from paddle_prof.profiler import SORTED_KEYS, STATES, _set_capture_dir, recover, stop_profiler
 from paddle_prof.report import Report
@@ -88,7 +91,45 @@ def _parser() -> argparse.ArgumentParser:
                       help="summary files, or the trace paths beside them")
     page.add_argument("-o", "--output", required=True, metavar="OUT.html",
                       help="where to write the page")
+    comparing = commands.add_parser(
+        "diff", help="compare two profiles: what got slower or took more memory",
+        description="Prints the rows of NEW that changed against BASE (summary files, or "
+                    "the trace paths beside them): slower or faster beyond the time "
+                    "threshold and the base's spread of calls, more or less memory beyond "
+                    "the memory threshold, new or gone; then each place's peak.")
+    comparing.add_argument("base", metavar="BASE", help="the summary to compare against")
+    comparing.add_argument("new", metavar="NEW", help="the summary compared")
+    comparing.add_argument("--time-threshold", default="10%", metavar="PCT",
+                           help="relative change of a row's median call that counts "
+                                "(default 10%%)")
+    comparing.add_argument("--memory-threshold", default="0%", metavar="PCT",
+                           help="relative change of a peak or live bytes that counts "
+                                "(default 0%%: any byte)")
+    comparing.add_argument("--fail-on-regression", action="store_true",
+                           help="exit 1 when a row is slower or takes more memory, or a "
+                                "place's peak grew")
+    comparing.add_argument("-o", "--output", default=None, metavar="OUT.html",
+                           help="also write a self-contained HTML page of the diff")
     return parser
+
+
+def _diff(options: argparse.Namespace) -> int:
+    try:
+        result = diff(options.base, options.new, options.time_threshold,
+                      options.memory_threshold)
+    except (TypeError, *_READ_ERRORS) as e:
+        print(f"paddle_prof diff: {e}", file=sys.stderr)
+        return 2
+    print(result.table(), end="")
+    if options.output is not None:
+        try:
+            result.to_html(options.output)
+        except OSError as e:
+            print(f"paddle_prof diff: cannot write {options.output}: {e.strerror}",
+                  file=sys.stderr)
+            return 2
+        print(f"wrote {options.output}")
+    return 1 if options.fail_on_regression and result.regressions else 0
 
 
 def _print_table(report: Report) -> None:
@@ -184,6 +225,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         return _merge(options)
     if options.command == "html":
         return _html(options)
+    if options.command == "diff":
+        return _diff(options)
     if options.native and os.environ.pop(_NATIVE_MARK, None) is None:
         _exec_with_preload(argv)  # does not return
     if options.native:

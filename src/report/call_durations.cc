@@ -124,20 +124,25 @@ void BoundCounts(CallDurationCounts* counts) {
 
 void MergeCounts(const CallDurationCounts& from, CallDurationCounts* into) {
   const int bits = std::min(Bits(from), Bits(*into));
-  CallDurationCounts rounded_from = from;
-  Round(bits, &rounded_from);
-  Round(bits, into);
+  if (Bits(*into) > bits) Round(bits, into);
+  CallDurationCounts rounded;  // `from` itself unless it must be rounded
+  const CallDurationCounts* other = &from;
+  if (Bits(from) > bits) {
+    rounded = from;
+    Round(bits, &rounded);
+    other = &rounded;
+  }
   CallDurationCounts merged;
   merged.significant_bits = into->significant_bits;
+  merged.ns.reserve(into->ns.size() + other->ns.size());
+  merged.calls.reserve(into->ns.size() + other->ns.size());
   size_t a = 0, b = 0;
-  while (a < into->ns.size() || b < rounded_from.ns.size()) {
-    const bool take_into =
-        b == rounded_from.ns.size() || (a < into->ns.size() && into->ns[a] <= rounded_from.ns[b]);
-    if (take_into) {
+  while (a < into->ns.size() || b < other->ns.size()) {
+    if (b == other->ns.size() || (a < into->ns.size() && into->ns[a] <= other->ns[b])) {
       Append(into->ns[a], into->calls[a], &merged);
       ++a;
     } else {
-      Append(rounded_from.ns[b], rounded_from.calls[b], &merged);
+      Append(other->ns[b], other->calls[b], &merged);
       ++b;
     }
   }

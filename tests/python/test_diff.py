@@ -1,0 +1,179 @@
+"""Two runs compared (paddle_prof.diff, python3 -m paddle_prof diff): exact memory, time
+judged against the base's spread of calls, new and gone rows, the CLI's exit codes, and
+the page in Chromium."""
+
+import io
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+import paddle_prof
+from test_html import render
+
+CALLS = 21
+
+
+def spin(ms):
+    end = time.perf_counter() + ms / 1000
+    while time.perf_counter() < end:
+        pass
+
+
+def run(tmp_path, name, op_ms=2.0, steady_ms=2.0, extra_bytes=0, gone=False, new=False):
+    """A window of CALLS steps: `op` and `steady` spin for their planned times, `alloc`
+    keeps a block of 4,000 + extra_bytes bytes."""
+    path = tmp_path / name
+    kept = []
+    with paddle_prof.profiler("CPU", profile_path=str(path), stream=io.StringIO()) as prof:
+        for _ in range(CALLS):
+            with paddle_prof.record_event("op"):
+                spin(op_ms)
+            with paddle_prof.record_event("steady"):
+                spin(steady_ms)
+            with paddle_prof.record_event("alloc"):
+                kept = [paddle_prof.empty((4000 + extra_bytes,), "uint8")]
+            if not gone:
+                with paddle_prof.record_event("only_in_base" if not new else "only_in_new"):
+                    pass
+            paddle_prof.mark_step()
+    del kept
+    return str(path)
+
+
+def statuses(result):
+    return {row["name"]: row["status"] for row in result.rows}
+
+
+def test_a_run_against_itself_reports_nothing(tmp_path):
+    path = run(tmp_path, "a.json")
+    result = paddle_prof.diff(path, path)
+    assert set(tuple(s) for s in statuses(result).values()) == {("same",)}
+    assert result.regressions == [] and all(p["status"] == "same" for p in result.places)
+    assert result.changed() == []
+    assert "No changes" in result.table()
+
+
+def test_four_bytes_more_are_more_memory_and_not_under_a_one_percent_threshold(tmp_path):
+    base = paddle_prof.load(run(tmp_path, "base.json"))
+    fatter = paddle_prof.load(run(tmp_path, "fatter.json", extra_bytes=4))
+    result = paddle_prof.diff(base, fatter)
+    memory = {"more_memory", "less_memory"}  # its time is a few noisy microseconds
+    assert set(statuses(result)["alloc"]) & memory == {"more_memory"}
+    alloc = next(r for r in result.rows if r["name"] == "alloc")
+    assert alloc["base"]["memory"]["CPU"]["peak_bytes"] == 4000
+    assert alloc["new"]["memory"]["CPU"]["peak_bytes"] == 4004
+    assert alloc in result.regressions
+    cpu = next(p for p in result.places if p["place"] == "CPU")
+    # The peak holds two blocks: the new one is made before the old one goes.
+    assert cpu["new_peak_bytes"] - cpu["base_peak_bytes"] == 8 and cpu["status"] == "more_memory"
+    lenient = paddle_prof.diff(base, fatter, memory_threshold="1%")
+    assert not set(statuses(lenient)["alloc"]) & memory
+    assert all(r.get("place") or "slower" in r["status"] for r in lenient.regressions)
+    assert set(statuses(paddle_prof.diff(fatter, base))["alloc"]) & memory == {"less_memory"}
+
+
+def test_a_twice_slower_row_is_slower_and_identical_runs_never_are(tmp_path):
+    # Spins of 2 ms, 21 calls a row: the median moves only if about half the calls are
+    # delayed by over 10% (0.2 ms each), which takes sustained contention, not the odd
+    # preemption; and it must pass the base's 90th percentile too. The rows of a few
+    # microseconds or less (an empty scope, a small allocation) are left out: there a
+    # cache miss is 10%.
+    base = run(tmp_path, "base.json")
+    slow = paddle_prof.diff(base, run(tmp_path, "slow.json", op_ms=4.0))
+    assert statuses(slow)["op"] == ["slower"] and statuses(slow)["steady"] == ["same"]
+    assert [r["name"] for r in slow.regressions] == ["op"]
+    assert statuses(paddle_prof.diff(run(tmp_path, "slow.json", op_ms=4.0), base))["op"] == \
+        ["faster"]
+    for i in range(10):
+        again = paddle_prof.diff(base, run(tmp_path, f"again{i}.json"))
+        assert "slower" not in statuses(again)["op"] + statuses(again)["steady"], again.table()
+
+
+def test_rows_only_one_side_has_are_new_or_gone(tmp_path):
+    result = paddle_prof.diff(run(tmp_path, "base.json"), run(tmp_path, "new.json", new=True))
+    rows = statuses(result)
+    assert rows["only_in_base"] == ["gone"] and rows["only_in_new"] == ["new"]
+    gone = next(r for r in result.rows if r["name"] == "only_in_base")
+    assert gone["new"] is None and gone["base"]["calls"] == CALLS
+    assert {"only_in_base", "only_in_new"} <= {r["name"] for r in result.changed()}
+
+
+def test_bad_arguments_are_clear_errors(tmp_path):
+    path = run(tmp_path, "a.json")
+    with pytest.raises(TypeError, match="give a Report or a summary path"):
+        paddle_prof.diff(path, 42)
+    with pytest.raises(ValueError, match="time_threshold must be a fraction"):
+        paddle_prof.diff(path, path, time_threshold="ten percent")
+    with pytest.raises(ValueError, match="memory_threshold must be 0 or more"):
+        paddle_prof.diff(path, path, memory_threshold=-0.5)
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "paddle_prof", "diff", *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_the_cli_prints_the_changes_and_exits_by_regressions(tmp_path):
+    base = run(tmp_path, "base.json")
+    fatter = run(tmp_path, "fatter.json", extra_bytes=4)
+    same = cli(base, base, "--fail-on-regression")
+    assert same.returncode == 0 and "No changes" in same.stdout
+    found = cli(base, fatter)
+    assert found.returncode == 0  # a regression fails only when asked
+    line = next(l for l in found.stdout.splitlines() if l.startswith("alloc"))
+    assert "more_memory" in line and "3.91 KiB -> 3.91 KiB (+4 B)" in line
+    assert "Peak on CPU: 7.81 KiB -> 7.82 KiB (+8 B) (more_memory)" in found.stdout
+    failing = cli(base, fatter, "--fail-on-regression")
+    assert failing.returncode == 1 and "Regressions: " in failing.stdout
+    lenient = cli(base, fatter, "--memory-threshold", "1%", "--time-threshold", "1000%",
+                  "--fail-on-regression")
+    assert lenient.returncode == 0, lenient.stdout
+    missing = cli(base, str(tmp_path / "missing.json"))
+    assert missing.returncode == 2 and "paddle_prof diff:" in missing.stderr
+    bad = cli(base, base, "--time-threshold", "fast")
+    assert bad.returncode == 2 and "time_threshold" in bad.stderr
+
+
+def test_the_page_shows_changed_rows_memory_of_both_runs_and_steps(tmp_path):
+    base = run(tmp_path, "base.json")
+    new = run(tmp_path, "new.json", op_ms=4.0, extra_bytes=4, new=True)
+    page = tmp_path / "diff.html"
+    done = cli(base, new, "-o", str(page))
+    assert done.returncode == 0 and f"wrote {page}" in done.stdout
+    result = render(page, tmp_path, """
+        const rows = Array.from(document.querySelectorAll('#rows-table tbody tr'),
+                                tr => Array.from(tr.children, td => td.textContent));
+        return {rows,
+                verdict: document.getElementById('verdict').textContent,
+                charts: Array.from(document.querySelectorAll('#memory-charts figure'),
+                                   f => ({place: f.dataset.place,
+                                          runs: Array.from(f.querySelectorAll('polyline'),
+                                                           p => p.dataset.run)})),
+                steps: document.querySelectorAll('#steps-table tbody tr').length};""")["value"]
+    by_name = {row[0]: row for row in result["rows"]}
+    assert by_name["op"][1].startswith("slower")
+    assert "more_memory" in by_name["alloc"][1]
+    assert by_name["alloc"][5] == "3.91 KiB \u2192 3.91 KiB (+4 B)"
+    assert by_name["only_in_new"][1] == "new" and by_name["only_in_base"][1] == "gone"
+    assert "regression" in result["verdict"]
+    assert result["charts"] == [{"place": "CPU", "runs": ["base", "new"]}]
+    assert result["steps"] == CALLS
+    diff = paddle_prof.diff(base, new)
+    assert len(result["rows"]) == len(diff.changed())
+
+
+def test_a_name_cannot_end_the_pages_script(tmp_path):
+    base = run(tmp_path, "base.json")
+    path = tmp_path / "odd.json"
+    with paddle_prof.profiler("CPU", profile_path=str(path), stream=io.StringIO()):
+        with paddle_prof.record_event("</script><script>window.__errors.push('ran')</script>"):
+            pass
+    page = tmp_path / "odd.html"
+    paddle_prof.diff(base, str(path)).to_html(page)
+    result = render(page, tmp_path, """
+        return Array.from(document.querySelectorAll('#rows-table tbody tr td.name'),
+                          td => td.textContent);""")
+    assert "</script><script>window.__errors.push('ran')</script>" in result["value"]
