@@ -59,6 +59,8 @@ with paddle_prof.profiler('CPU', stream=io.StringIO()) as prof:
         x = paddle_prof.empty((1000, 784), dtype='float32')
 assert prof.report.events[0].memory['CPU']['peak_bytes'] == 3136000, prof.report.table()
 ")
+# Installing registers the pytest plugin (entry point pytest11).
+(cd "$venv" && "$venv/bin/python" -m pytest --help | grep -q -- --paddle-prof-save)
 echo "install: pip install --no-build-isolation . passed"
 rm -rf "$venv"
 if [ "${PADDLE_PROF_SANITIZERS:-1}" != 0 ]; then

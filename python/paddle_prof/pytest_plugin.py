@@ -1,0 +1,207 @@
+"""The pytest plugin that installing paddle_prof registers (entry point ``pytest11``):
+memory limits on tests and profiles compared against a saved baseline.
+
+    @pytest.mark.limit_peak_memory("24 MiB", place="CPU")
+    def test_training_step(): ...
+
+    @pytest.mark.limit_op_memory("aten::conv2d", "4 MiB")
+    def test_conv(): ...
+
+    pytest --paddle-prof-save baseline/        # each profiled test's summary
+    pytest --paddle-prof-compare baseline/     # fails the tests that regressed
+
+A test is profiled when it carries one of the markers, and every test is with
+``--paddle-prof-save`` or ``--paddle-prof-compare``: with paddle_prof.torch.profiler when
+torch is imported, else paddle_prof.profiler. Only one profiler runs at a time: a
+profiled test cannot open one itself (leave such a test unmarked and out of the
+baseline runs). Sizes are bytes (an int) or text: "24 MiB", "24MB", "1.5 GiB" (KB, MB, GB
+and TB are powers of 1,024, as KiB ... TiB).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import sys
+from typing import Any, Dict, List, Optional, Union
+
+import pytest
+
+_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20,
+          "MB": 1 << 20, "MIB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30,
+          "T": 1 << 40, "TB": 1 << 40, "TIB": 1 << 40}
+
+
+def parse_size(size: Union[int, str]) -> int:
+    """Bytes from an int or a text such as "24 MiB", "24MB" or "1.5 GiB"."""
+    if isinstance(size, int) and not isinstance(size, bool):
+        if size < 0:
+            raise ValueError(f"a memory limit cannot be negative: {size}")
+        return size
+    if not isinstance(size, str):
+        raise TypeError(f"a memory limit is an int of bytes or a text such as '24 MiB'; got "
+                        f"{type(size).__name__}")
+    match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([A-Za-z]*)\s*", size)
+    if not match or match.group(2).upper() not in _UNITS:
+        raise ValueError(f"not a memory size: {size!r} (give bytes, or a number and a unit: "
+                         f"B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)")
+    return int(float(match.group(1)) * _UNITS[match.group(2).upper()])
+
+
+def _format_bytes(n: int) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.2f} {unit}"
+    return f"{n} B"
+
+
+def pytest_addoption(parser: Any) -> None:
+    group = parser.getgroup("paddle_prof", "paddle_prof: memory limits and baselines")
+    group.addoption("--paddle-prof-save", metavar="DIR", default=None,
+                    help="profile every test and write its summary to DIR/<test id>.summary.json")
+    group.addoption("--paddle-prof-compare", metavar="DIR", default=None,
+                    help="profile every test and fail those that regressed against the "
+                         "summaries in DIR (paddle_prof.diff)")
+    group.addoption("--paddle-prof-time-threshold", metavar="PCT", default="10%",
+                    help="with --paddle-prof-compare: a row's median call slower by more "
+                         "than this (and than the baseline's P90) is a regression (10%%)")
+    group.addoption("--paddle-prof-memory-threshold", metavar="PCT", default="0%",
+                    help="with --paddle-prof-compare: peak or live bytes grown by more than "
+                         "this are a regression (0%%: any byte)")
+
+
+def pytest_configure(config: Any) -> None:
+    config.addinivalue_line(
+        "markers", "limit_peak_memory(limit, place='CPU'): fail the test when the place's "
+                   "peak memory while it runs is over `limit` (paddle_prof)")
+    config.addinivalue_line(
+        "markers", "limit_op_memory(name, limit, place=None): fail the test when a call of "
+                   "the op `name` peaks over `limit` (paddle_prof)")
+
+
+def summary_file_name(nodeid: str) -> str:
+    """A file name for a test id: the characters a path may not hold become '_'."""
+    return re.sub(r"[^A-Za-z0-9_.\-\[\]=,]", "_", nodeid.replace("::", "."))
+
+
+def _wanted(item: Any) -> bool:
+    options = item.config.option
+    return bool(options.paddle_prof_save or options.paddle_prof_compare or
+                item.get_closest_marker("limit_peak_memory") or
+                item.get_closest_marker("limit_op_memory"))
+
+
+def _profiler() -> Any:
+    import paddle_prof
+    if "torch" in sys.modules:
+        try:
+            import paddle_prof.torch
+            return paddle_prof.torch.profiler("CPU", stream=io.StringIO())
+        except ImportError:  # a build without the torch bridge: ops unnamed, memory kept
+            pass
+    return paddle_prof.profiler("CPU", stream=io.StringIO())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: Any):
+    if not _wanted(item):
+        yield
+        return
+    profiler = _profiler()
+    try:
+        profiler.__enter__()
+    except RuntimeError as e:  # a profiler already runs: the test's own, say
+        item._paddle_prof_error = f"not profiled: {e}"
+        yield
+        return
+    try:
+        yield
+    finally:
+        profiler.__exit__(None, None, None)
+        item._paddle_prof_report = profiler.report
+
+
+def _peak_failure(summary: Dict[str, Any], marker: Any) -> Optional[str]:
+    limit = parse_size(marker.kwargs.get("limit", marker.args[0] if marker.args else None))
+    place = marker.kwargs.get("place", marker.args[1] if len(marker.args) > 1 else "CPU")
+    places = [p for p in summary["places"] if p["place"] == place]
+    peak = max((p["peak_bytes"] for p in places), default=0)
+    if peak <= limit:
+        return None
+    holders: List[str] = []
+    for p in places:
+        for h in p.get("at_peak") or []:
+            path = " > ".join(h.get("path") or []) or h["name"]
+            tag = f" {h['tag']}" if h.get("tag") else ""
+            holders.append(f"  {_format_bytes(h['bytes'])}  {path}{tag}")
+    return (f"peak memory on {place} was {_format_bytes(peak)} ({peak:,} bytes), over the "
+            f"limit of {_format_bytes(limit)} ({limit:,} bytes); at the peak held by:\n" +
+            "\n".join(holders[:10]))
+
+
+def _op_failure(summary: Dict[str, Any], marker: Any) -> Optional[str]:
+    name = marker.kwargs.get("name", marker.args[0] if marker.args else None)
+    limit = parse_size(marker.kwargs.get("limit", marker.args[1] if len(marker.args) > 1 else None))
+    place = marker.kwargs.get("place", marker.args[2] if len(marker.args) > 2 else None)
+    over = []
+    for row in summary["events"]:
+        if row["name"] != name:
+            continue
+        for row_place, stats in (row.get("memory") or {}).items():
+            if (place is None or row_place == place) and stats["peak_bytes"] > limit:
+                tag = f" {row['tag']}" if row.get("tag") else ""
+                over.append(f"  {name}{tag} on {row_place}: {_format_bytes(stats['peak_bytes'])} "
+                            f"({stats['peak_bytes']:,} bytes) in its largest call")
+    if not over:
+        return None
+    return (f"{name} peaked over the limit of {_format_bytes(limit)} ({limit:,} bytes):\n" +
+            "\n".join(over))
+
+
+def _checks(item: Any) -> List[str]:
+    """What fails the test, each a message; saves and compares its profile."""
+    report = getattr(item, "_paddle_prof_report", None)
+    if report is None:
+        return []
+    summary = report.to_dict()
+    failures = []
+    for marker in item.iter_markers("limit_peak_memory"):
+        failures.append(_peak_failure(summary, marker))
+    for marker in item.iter_markers("limit_op_memory"):
+        failures.append(_op_failure(summary, marker))
+    options = item.config.option
+    name = summary_file_name(item.nodeid) + ".summary.json"
+    if options.paddle_prof_save:
+        from paddle_prof.atomic_write import write_atomically
+        os.makedirs(options.paddle_prof_save, exist_ok=True)
+        write_atomically(os.path.join(options.paddle_prof_save, name), report._native.to_json())
+    if options.paddle_prof_compare:
+        baseline = os.path.join(options.paddle_prof_compare, name)
+        if os.path.isfile(baseline):
+            import paddle_prof
+            result = paddle_prof.diff(baseline, report, options.paddle_prof_time_threshold,
+                                      options.paddle_prof_memory_threshold)
+            if result.regressions:
+                failures.append(f"regressed against {baseline}:\n{result.table()}")
+    return [f for f in failures if f]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: Any, call: Any):
+    outcome = yield
+    if call.when != "call":
+        return
+    report = outcome.get_result()
+    try:
+        failures = _checks(item)
+    except (OSError, ValueError, TypeError) as e:  # a bad marker or file: said, not raised
+        failures = [f"paddle_prof: {e}"]
+    if failures and report.outcome == "passed":
+        report.outcome = "failed"
+        report.longrepr = "paddle_prof: " + "\n".join(failures)
+    elif failures:
+        report.sections.append(("paddle_prof", "\n".join(failures)))
+    error = getattr(item, "_paddle_prof_error", None)
+    if error:
+        report.sections.append(("paddle_prof", error))

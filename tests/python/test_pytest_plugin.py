@@ -1,0 +1,144 @@
+"""The pytest plugin (paddle_prof/pytest_plugin.py), run by pytest in a subprocess on
+test files with passing and failing tests: memory limits, a baseline saved then compared,
+and PyTorch tests profiled with the torch bridge."""
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from paddle_prof.pytest_plugin import parse_size, summary_file_name
+
+
+def pytest_run(tmp_path, source, *args, env=None):
+    test_file = tmp_path / "test_subject.py"
+    test_file.write_text(textwrap.dedent(source))
+    # The subject runs in tmp_path: the package's path must not be relative to here.
+    path = os.pathsep.join(os.path.abspath(p) for p in
+                           os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "paddle_prof.pytest_plugin", "-p",
+         "no:cacheprovider", "-v", str(test_file), *args],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": path, **(env or {})})
+    outcomes = dict(re.findall(r"test_subject\.py::(\w+) (PASSED|FAILED)", result.stdout))
+    return result, outcomes
+
+
+def test_sizes_read_as_pytest_memray_users_write_them():
+    assert parse_size("24 MiB") == parse_size("24MB") == 24 * 1024 * 1024
+    assert parse_size("1.5 GiB") == 3 * 1024 ** 3 // 2
+    assert parse_size(4096) == parse_size("4 KiB") == parse_size("4096") == 4096
+    for bad in ("lots", "-1 MiB", "2 PB"):
+        with pytest.raises(ValueError, match="not a memory size"):
+            parse_size(bad)
+    with pytest.raises(TypeError):
+        parse_size(1.5)
+    assert summary_file_name("tests/test_a.py::test_b[x-1]") == "tests_test_a.py.test_b[x-1]"
+
+
+SUBJECT = """
+    import pytest
+    import paddle_prof
+
+    def make(megabytes):
+        with paddle_prof.record_event("make_big"):
+            return paddle_prof.empty((megabytes * 1024 * 1024,), "uint8")
+
+    @pytest.mark.limit_peak_memory("1 MiB")
+    def test_small_fits():
+        kept = paddle_prof.empty((1000,), "uint8")
+
+    @pytest.mark.limit_peak_memory("1 MiB", place="CPU")
+    def test_big_peak_fails():
+        kept = make(2)
+
+    @pytest.mark.limit_op_memory("make_big", "1 MiB")
+    def test_big_op_fails():
+        kept = make(2)
+
+    @pytest.mark.limit_op_memory("make_big", "4 MiB")
+    def test_big_op_under_its_limit():
+        kept = make(2)
+
+    @pytest.mark.limit_peak_memory("lots")
+    def test_a_bad_size_is_said():
+        pass
+
+    @pytest.mark.limit_peak_memory("1 MiB")
+    def test_a_failing_test_keeps_its_own_failure():
+        kept = make(2)
+        assert False, "its own"
+
+    def test_unmarked_is_not_profiled():
+        with paddle_prof.profiler("CPU"):  # would fail were it profiled
+            pass
+"""
+
+
+def test_limits_fail_the_tests_over_them_naming_what_held_the_memory(tmp_path):
+    result, outcomes = pytest_run(tmp_path, SUBJECT)
+    assert outcomes == {
+        "test_small_fits": "PASSED", "test_big_peak_fails": "FAILED",
+        "test_big_op_fails": "FAILED", "test_big_op_under_its_limit": "PASSED",
+        "test_a_bad_size_is_said": "FAILED",
+        "test_a_failing_test_keeps_its_own_failure": "FAILED",
+        "test_unmarked_is_not_profiled": "PASSED"}, result.stdout[-3000:]
+    out = result.stdout
+    assert re.search(r"peak memory on CPU was 2\.00 MiB \(2,097,\d+ bytes\), over the limit "
+                     r"of 1\.00 MiB \(1,048,576 bytes\); at the peak held by:\n\s+2\.00 MiB\s+"
+                     r"make_big", out), out[-3000:]
+    assert "make_big on CPU: 2.00 MiB (2,097,152 bytes) in its largest call" in out
+    assert "not a memory size: 'lots'" in out
+    assert "AssertionError: its own" in out
+    assert result.returncode == 1
+
+
+BASELINE = """
+    import os
+    import paddle_prof
+
+    def test_allocates():
+        with paddle_prof.record_event("alloc"):
+            kept = paddle_prof.empty((int(os.environ["SUBJECT_BYTES"]),), "uint8")
+"""
+
+
+def test_a_saved_baseline_catches_an_enlarged_allocation(tmp_path):
+    baseline = tmp_path / "baseline"
+    saved, outcomes = pytest_run(tmp_path, BASELINE, "--paddle-prof-save", str(baseline),
+                                 env={"SUBJECT_BYTES": "4000"})
+    assert outcomes == {"test_allocates": "PASSED"}, saved.stdout
+    assert [p.name for p in baseline.iterdir()] == ["test_subject.py.test_allocates.summary.json"]
+    same, outcomes = pytest_run(tmp_path, BASELINE, "--paddle-prof-compare", str(baseline),
+                                env={"SUBJECT_BYTES": "4000"})
+    assert outcomes == {"test_allocates": "PASSED"}, same.stdout
+    bigger, outcomes = pytest_run(tmp_path, BASELINE, "--paddle-prof-compare", str(baseline),
+                                  env={"SUBJECT_BYTES": "4004"})
+    assert outcomes == {"test_allocates": "FAILED"}, bigger.stdout
+    assert "regressed against" in bigger.stdout
+    line = next(l for l in bigger.stdout.splitlines() if l.lstrip("E ").startswith("alloc "))
+    assert "more_memory" in line and "(+4 B)" in line
+    lenient, outcomes = pytest_run(tmp_path, BASELINE, "--paddle-prof-compare", str(baseline),
+                                   "--paddle-prof-memory-threshold", "1%",
+                                   "--paddle-prof-time-threshold", "1000%",
+                                   env={"SUBJECT_BYTES": "4004"})
+    assert outcomes == {"test_allocates": "PASSED"}, lenient.stdout
+
+
+def test_a_pytorch_test_is_profiled_with_the_torch_bridge(tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("paddle_prof._torch_bridge")
+    result, outcomes = pytest_run(tmp_path, """
+        import pytest
+        import torch
+
+        @pytest.mark.limit_op_memory("aten::empty", "1 KiB")
+        def test_empty_is_over():
+            kept = torch.empty(1000)
+    """)
+    assert outcomes == {"test_empty_is_over": "FAILED"}, result.stdout[-3000:]
+    assert "aten::empty" in result.stdout and "(4,000 bytes)" in result.stdout
