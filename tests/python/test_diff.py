@@ -177,3 +177,32 @@ def test_a_name_cannot_end_the_pages_script(tmp_path):
         return Array.from(document.querySelectorAll('#rows-table tbody tr td.name'),
                           td => td.textContent);""")
     assert "</script><script>window.__errors.push('ran')</script>" in result["value"]
+
+
+def threaded_window(per_thread):
+    """`work` on the main thread (3 calls) and on a second thread (2 calls)."""
+    import threading
+    paddle_prof.start_profiler("CPU")
+
+    def work(calls):
+        for _ in range(calls):
+            with paddle_prof.record_event("work"):
+                spin(1.0)
+
+    worker = threading.Thread(target=work, args=(2,))
+    worker.start()
+    worker.join()
+    work(3)
+    return paddle_prof.stop_profiler(per_thread=per_thread, print_report=False)
+
+
+def test_rows_split_by_thread_match_by_thread_or_fold_against_an_unsplit_run():
+    split, whole = threaded_window(True), threaded_window(False)
+    by_thread = paddle_prof.diff(split, threaded_window(True))
+    assert sorted(r["base"]["calls"] for r in by_thread.rows if r["name"] == "work") == [2, 3]
+    assert all("thread" in r for r in by_thread.rows)
+    folded = paddle_prof.diff(split, whole)
+    work = [r for r in folded.rows if r["name"] == "work"]
+    assert len(work) == 1 and "thread" not in work[0]
+    assert work[0]["base"]["calls"] == work[0]["new"]["calls"] == 5
+    assert "slower" not in work[0]["status"] and "faster" not in work[0]["status"]
