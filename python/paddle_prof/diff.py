@@ -176,7 +176,8 @@ def _place_peaks(summary: Dict[str, Any]) -> Dict[str, int]:
     return {_place_key(p, names): p["peak_bytes"] for p in summary.get("places") or []}
 
 
-def _format_bytes(n: int) -> str:
+def format_bytes(n: int) -> str:
+    """As the text table writes sizes: 3.91 KiB, 512 B."""
     for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if abs(n) >= size:
             return f"{n / size:.2f} {unit}"
@@ -193,7 +194,7 @@ def _change(base: Any, new: Any, text) -> str:
 
 def _change_bytes(base: Optional[int], new: Optional[int]) -> str:
     """Both sides, and the exact change: 4 bytes more of 3.91 KiB show."""
-    text = _change(base, new, _format_bytes)
+    text = _change(base, new, format_bytes)
     if base is not None and new is not None and new != base:
         text += f" ({'+' if new > base else '-'}{abs(new - base)} B)"
     return text

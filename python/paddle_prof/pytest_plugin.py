@@ -28,6 +28,8 @@ from typing import Any, Dict, List, Optional, Union
 
 import pytest
 
+from paddle_prof.diff import format_bytes as _format_bytes
+
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20,
           "MB": 1 << 20, "MIB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30,
           "T": 1 << 40, "TB": 1 << 40, "TIB": 1 << 40}
@@ -47,13 +49,6 @@ def parse_size(size: Union[int, str]) -> int:
         raise ValueError(f"not a memory size: {size!r} (give bytes, or a number and a unit: "
                          f"B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)")
     return int(float(match.group(1)) * _UNITS[match.group(2).upper()])
-
-
-def _format_bytes(n: int) -> str:
-    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= size:
-            return f"{n / size:.2f} {unit}"
-    return f"{n} B"
 
 
 def pytest_addoption(parser: Any) -> None:
