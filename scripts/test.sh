@@ -60,7 +60,8 @@ with paddle_prof.profiler('CPU', stream=io.StringIO()) as prof:
 assert prof.report.events[0].memory['CPU']['peak_bytes'] == 3136000, prof.report.table()
 ")
 # Installing registers the pytest plugin (entry point pytest11).
-(cd "$venv" && "$venv/bin/python" -m pytest --help | grep -q -- --paddle-prof-save)
+# grep reads all of the help: with -q it would stop early and fail the pipe (pipefail).
+(cd "$venv" && "$venv/bin/python" -m pytest --help | grep -- --paddle-prof-save > /dev/null)
 echo "install: pip install --no-build-isolation . passed"
 rm -rf "$venv"
 if [ "${PADDLE_PROF_SANITIZERS:-1}" != 0 ]; then
