@@ -293,9 +293,9 @@ class Report {
   // Rows the printed table shows by default (FLAGS_paddle_prof_row_limit).
   static constexpr int kDefaultRowLimit = 50;
   // The text report: a header line, then one aligned row per event; `detailed` adds
-  // the calls' P50 and P99 and allocated and freed bytes and counts per place. Past `row_limit` rows (0: no limit),
-  // a line says how many more there are and where they all are: the summary file, or
-  // the Report itself, which always holds every row.
+  // the calls' P50 and P99, and allocated and freed bytes and counts per place. Past
+  // `row_limit` rows (0: no limit), a line says how many more there are and where they
+  // all are: the summary file, or the Report itself, which always holds every row.
   std::string Table(bool detailed = false, int row_limit = kDefaultRowLimit) const;
   // The modules as a tree, children indented under their parents: path, type, calls,
   // forward and backward time, parameters, peak memory and activations.

@@ -67,6 +67,18 @@ void BoundCounts(CallDurationCounts* counts);
 void MergeCounts(const CallDurationCounts& from, CallDurationCounts* into);
 // The durations at kPercents' nearest ranks, in ms; zeros without calls.
 std::array<double, kPercents.size()> PercentilesMs(const CallDurationCounts& counts);
+// Sets the row's p10_ms ... p99_ms, in kPercents' order.
+inline void SetPercentiles(const std::array<double, kPercents.size()>& ms, EventRow* row) {
+  row->p10_ms = ms[0];
+  row->p50_ms = ms[1];
+  row->p90_ms = ms[2];
+  row->p99_ms = ms[3];
+}
+// Whether the row's percentiles are known: it has calls and their duration counts (a
+// merged row of a summary written before them has none).
+inline bool HasPercentiles(const EventRow& row) {
+  return row.calls > 0 && !row.durations.ns.empty();
+}
 // Whether `counts` is ascending, positive and adds up to `calls` calls.
 bool CountsAreWhole(const CallDurationCounts& counts, int64_t calls);
 

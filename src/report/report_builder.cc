@@ -222,11 +222,10 @@ EventRow MakeRow(const Collection& c, const RowKey& key, const Accumulator& acc)
     row.max_ms = c.TicksToMs(acc.max);
     // Rounding could put total/calls a hair outside [min, max]; the invariant is kept.
     row.ave_ms = std::clamp(row.total_ms / static_cast<double>(acc.calls), row.min_ms, row.max_ms);
+    std::array<double, kPercents.size()> percentiles_ms{};
     const auto percentiles = acc.durations.Percentiles();
-    row.p10_ms = c.TicksToMs(percentiles[0]);
-    row.p50_ms = c.TicksToMs(percentiles[1]);
-    row.p90_ms = c.TicksToMs(percentiles[2]);
-    row.p99_ms = c.TicksToMs(percentiles[3]);
+    for (size_t i = 0; i < percentiles.size(); ++i) percentiles_ms[i] = c.TicksToMs(percentiles[i]);
+    SetPercentiles(percentiles_ms, &row);
     row.durations = acc.durations.Counts(c.ns_per_tick);
   }
   if (c.gpu_traced) {

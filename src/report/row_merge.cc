@@ -52,18 +52,16 @@ void MergeDurations(const EventRow& from, EventRow* into) {
   if (!CountsAreWhole(from.durations, from.calls) ||
       (into->calls > 0 && !CountsAreWhole(into->durations, into->calls))) {
     into->durations = {};
-    into->p10_ms = into->p50_ms = into->p90_ms = into->p99_ms = 0;
+    SetPercentiles({}, into);
     return;
   }
   MergeCounts(from.durations, &into->durations);
-  const auto at = PercentilesMs(into->durations);
+  auto at = PercentilesMs(into->durations);
   // Within the merged extremes: rounded counts may fall a hair below the shortest call.
   const double min = into->calls > 0 ? std::min(into->min_ms, from.min_ms) : from.min_ms;
   const double max = into->calls > 0 ? std::max(into->max_ms, from.max_ms) : from.max_ms;
-  into->p10_ms = std::clamp(at[0], min, max);
-  into->p50_ms = std::clamp(at[1], min, max);
-  into->p90_ms = std::clamp(at[2], min, max);
-  into->p99_ms = std::clamp(at[3], min, max);
+  for (double& ms : at) ms = std::clamp(ms, min, max);
+  SetPercentiles(at, into);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 // Report::ToJson(): the summary JSON (summary_format.h).
+#include "call_durations.h"
 #include "json_writer.h"
 #include "paddle_prof/report.h"
 #include "summary_format.h"
@@ -68,7 +69,7 @@ void WriteEvent(JsonWriter* w, const EventRow& row) {
   w->DoubleField("max_ms", row.max_ms);
   w->DoubleField("ave_ms", row.ave_ms);
   // Null where they are not known: a merged row of an input written without durations.
-  const bool percentiles = row.calls == 0 || !row.durations.ns.empty();
+  const bool percentiles = row.calls == 0 || internal::HasPercentiles(row);
   for (const auto& [key, ms] : {std::pair{"p10_ms", row.p10_ms}, std::pair{"p50_ms", row.p50_ms},
                                 std::pair{"p90_ms", row.p90_ms}, std::pair{"p99_ms", row.p99_ms}}) {
     w->Key(key);

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "call_durations.h"
 #include "number_format.h"
 #include "paddle_prof/report.h"
 #include "report_builder.h"
@@ -90,7 +91,7 @@ std::string Report::Table(bool detailed, int row_limit) const {
       line.push_back(row.calls > 0 ? FormatMs(ms) : "-");  // no calls: no fake 0
     }
     if (detailed) {  // a row of a summary written without durations has no percentiles
-      const bool known = row.calls > 0 && !row.durations.ns.empty();
+      const bool known = internal::HasPercentiles(row);
       line.push_back(known ? FormatMs(row.p50_ms) : "-");
       line.push_back(known ? FormatMs(row.p99_ms) : "-");
     }

@@ -123,11 +123,7 @@ Report OneRow(int64_t pid, std::vector<uint64_t> ns) {
                                    static_cast<double>(*std::min_element(ns.begin(), ns.end())) / 1e6,
                                    static_cast<double>(*std::max_element(ns.begin(), ns.end())) / 1e6);
   row.durations = d.Counts(1.0);
-  const auto p = PercentilesMs(row.durations);
-  row.p10_ms = p[0];
-  row.p50_ms = p[1];
-  row.p90_ms = p[2];
-  row.p99_ms = p[3];
+  internal::SetPercentiles(PercentilesMs(row.durations), &row);
   Report r;
   r.process.pid = pid;
   r.process.host = "node1";
