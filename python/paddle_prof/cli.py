@@ -15,7 +15,7 @@ from typing import List, Optional
 
 from paddle_prof import _core, children, torch_on_import
 from paddle_prof.atomic_write import write_atomically
-from paddle_prof.diff import diff
+from paddle_prof.diff import MEMORY_THRESHOLD, TIME_THRESHOLD, diff
 from paddle_prof.merge import SUMMARY_SUFFIX, load, merge
 from paddle_prof.profiler import SORTED_KEYS, STATES, _set_capture_dir, recover, stop_profiler
 from paddle_prof.report import Report
@@ -99,12 +99,12 @@ def _parser() -> argparse.ArgumentParser:
                     "the memory threshold, new or gone; then each place's peak.")
     comparing.add_argument("base", metavar="BASE", help="the summary to compare against")
     comparing.add_argument("new", metavar="NEW", help="the summary compared")
-    comparing.add_argument("--time-threshold", default="10%", metavar="PCT",
+    comparing.add_argument("--time-threshold", default=TIME_THRESHOLD, metavar="PCT",
                            help="relative change of a row's median call that counts "
-                                "(default 10%%)")
-    comparing.add_argument("--memory-threshold", default="0%", metavar="PCT",
+                                f"(default {TIME_THRESHOLD}%)")
+    comparing.add_argument("--memory-threshold", default=MEMORY_THRESHOLD, metavar="PCT",
                            help="relative change of a peak or live bytes that counts "
-                                "(default 0%%: any byte)")
+                                f"(default {MEMORY_THRESHOLD}%: any byte)")
     comparing.add_argument("--fail-on-regression", action="store_true",
                            help="exit 1 when a row is slower or takes more memory, or a "
                                 "place's peak grew")

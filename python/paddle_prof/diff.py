@@ -18,6 +18,10 @@ from paddle_prof.report import Report
 # The order of a row's statuses, and which of them are regressions.
 STATUSES = ("new", "gone", "slower", "faster", "more_memory", "less_memory", "same")
 REGRESSIONS = ("slower", "more_memory")
+# The thresholds diff(), the CLI and the pytest plugin take when given none, as the
+# percentages their options read.
+TIME_THRESHOLD = "10%"
+MEMORY_THRESHOLD = "0%"
 
 
 def _summary(item: Union[Report, PathLike], side: str) -> Dict[str, Any]:
@@ -323,8 +327,8 @@ class Diff:
 
 
 def diff(base: Union[Report, PathLike], new: Union[Report, PathLike],
-         time_threshold: Union[float, str] = 0.10,
-         memory_threshold: Union[float, str] = 0.0) -> Diff:
+         time_threshold: Union[float, str] = TIME_THRESHOLD,
+         memory_threshold: Union[float, str] = MEMORY_THRESHOLD) -> Diff:
     """What changed from ``base`` to ``new`` (Reports or summary paths).
 
     A row is ``slower`` when its new median call is over ``time_threshold`` (relative)

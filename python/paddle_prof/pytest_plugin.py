@@ -28,6 +28,7 @@ from typing import Any, Dict, List, Optional, Union
 
 import pytest
 
+from paddle_prof.diff import MEMORY_THRESHOLD, TIME_THRESHOLD
 from paddle_prof.diff import format_bytes as _format_bytes
 
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20,
@@ -58,12 +59,13 @@ def pytest_addoption(parser: Any) -> None:
     group.addoption("--paddle-prof-compare", metavar="DIR", default=None,
                     help="profile every test and fail those that regressed against the "
                          "summaries in DIR (paddle_prof.diff)")
-    group.addoption("--paddle-prof-time-threshold", metavar="PCT", default="10%",
+    group.addoption("--paddle-prof-time-threshold", metavar="PCT", default=TIME_THRESHOLD,
                     help="with --paddle-prof-compare: a row's median call slower by more "
-                         "than this (and than the baseline's P90) is a regression (10%%)")
-    group.addoption("--paddle-prof-memory-threshold", metavar="PCT", default="0%",
+                         f"than this (and than the baseline's P90) is a regression "
+                         f"({TIME_THRESHOLD}%)")
+    group.addoption("--paddle-prof-memory-threshold", metavar="PCT", default=MEMORY_THRESHOLD,
                     help="with --paddle-prof-compare: peak or live bytes grown by more than "
-                         "this are a regression (0%%: any byte)")
+                         f"this are a regression ({MEMORY_THRESHOLD}%: any byte)")
 
 
 def pytest_configure(config: Any) -> None:
