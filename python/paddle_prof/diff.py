@@ -15,8 +15,7 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 from paddle_prof.merge import PathLike, load
 from paddle_prof.report import Report
 
-# The order of a row's statuses, and which of them are regressions.
-STATUSES = ("new", "gone", "slower", "faster", "more_memory", "less_memory", "same")
+# A row's statuses that are regressions.
 REGRESSIONS = ("slower", "more_memory")
 # The thresholds diff(), the CLI and the pytest plugin take when given none, as the
 # percentages their options read.
