@@ -50,6 +50,21 @@ Control& GetControl() {
   return *control;
 }
 
+StepMark StepRecord::Mark() const {
+  return {tick, places.PeakByName(), places.EndByName(), process.ByName(), samples};
+}
+
+namespace {
+
+std::vector<StepMark> StepMarks(const std::vector<StepRecord, ArenaAllocator<StepRecord>>& steps) {
+  std::vector<StepMark> marks;
+  marks.reserve(steps.size());
+  for (const StepRecord& step : steps) marks.push_back(step.Mark());
+  return marks;
+}
+
+}  // namespace
+
 // Caller holds control.mu. Release: pairs with the acquire in every recorder, so the
 // collector of the previous window is done before any thread rewinds its buffer.
 void OpenWindow(Control& control) {
@@ -207,7 +222,7 @@ void KeepToTheKeptSteps(const Control& control, Collection* c) {
   c->keep_last_steps = control.keep_last_steps;
   c->steps_dropped = control.steps_dropped;
   if (!control.before_kept) return;
-  const StepMark& before = *control.before_kept;
+  const StepMark before = control.before_kept->Mark();
   c->start_tick = before.tick;
   const std::vector<int64_t> running = PlaceStepPeaks();
   for (size_t i = 0; i < c->places.size(); ++i) {
@@ -317,7 +332,8 @@ Report StopLocked(Control& control, const ReportOptions& given) {
     c.gpu_traced = true;
     c.gpu = gpu->Stop();
   }
-  c.steps = std::move(control.steps);
+  c.steps = StepMarks(control.steps);
+  control.steps.clear();
   c.failures_after_oom = control.failures_after_oom;
   c.memory_events = std::move(control.spare_memory_events);
   CollectLocked(control, window, end_ns, &c);
@@ -352,7 +368,7 @@ Report SnapshotLocked(const Control& control, const ReportOptions& options,
   const uint64_t end_ns = MonotonicNs();
   c.snapshot = true;
   if (oom != nullptr) c.oom = *oom;
-  c.steps = control.steps;
+  c.steps = StepMarks(control.steps);
   if (control.gpu != nullptr) {
     c.gpu_traced = true;  // GPU columns, empty: CUPTI hands its records over at the stop
     c.warnings.push_back("GPU work is reported when the window stops, not in snapshots.");
@@ -541,17 +557,17 @@ void MarkStepOf(std::optional<int64_t> samples) {
   internal::NativeGuard profiler_memory;
   // Read before the profiler's lock: the preload's mapping reader walks every mapping
   // (mincore), which no other entry point should wait behind.
-  std::map<std::string, int64_t> process = internal::ReadProcessMemory();
+  const internal::ProcessFigures process = internal::ReadProcessMemory();
   std::lock_guard<std::mutex> lock(control.mu);
   if (g_window.load(std::memory_order_relaxed) == 0) return;
-  internal::StepMark& step = control.steps.emplace_back();
+  internal::StepRecord& step = control.steps.emplace_back();
   step.tick = Clock::Now();
-  internal::ClosePlaceStep(&step.peak_bytes, &step.end_bytes);
-  step.process = std::move(process);
+  step.places = internal::ClosePlaceStep();
+  step.process = process;
   step.samples = samples;
   g_steps_in_window.fetch_add(1, std::memory_order_relaxed);
+  if (control.capture != nullptr) internal::CaptureStep(control, step.Mark());
   if (control.keep_last_steps > 0) DropStepsPastTheLast(control);
-  if (control.capture != nullptr) internal::CaptureStep(control, step);
 }
 
 }  // namespace internal

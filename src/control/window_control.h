@@ -20,14 +20,27 @@
 #include "collector.h"
 #include "gpu_tracer.h"
 #include "memory_tracker.h"
+#include "own_arena.h"
 #include "paddle_prof/profiler.h"
 #include "paddle_prof/report.h"
+#include "place_registry.h"
 #include "process_identity.h"
+#include "process_memory.h"
 #include "report_options.h"
 #include "thread_recorder.h"
 #include "window_state.h"
 
 namespace paddle_prof::internal {
+
+// A step mark as the window keeps it: no heap allocation per step (own_arena.h says
+// why). It becomes the Collection's StepMark as the window is read.
+struct StepRecord {
+  uint64_t tick = 0;
+  PlaceStepFigures places;
+  ProcessFigures process;
+  std::optional<int64_t> samples;
+  StepMark Mark() const;
+};
 
 struct Control {
   std::mutex mu;  // serialises enable, reset, disable and step marks
@@ -55,14 +68,16 @@ struct Control {
     std::string warning;
   };
   std::optional<Distributed> next_distributed;
-  std::vector<StepMark> steps;
+  OwnArena step_arena;  // the steps' storage
+  std::vector<StepRecord, ArenaAllocator<StepRecord>> steps{
+      ArenaAllocator<StepRecord>(&step_arena)};
   TrackerCounts tracker_at_start;
   int64_t capture_failed_at_start = 0;  // EventBuffer::CaptureChunksFailed()
   int64_t mappings_not_followed_at_start = 0;  // MappingsNotFollowedByPreload()
   // A flight recorder (keep_last_steps): only the last steps' records are kept.
   int keep_last_steps = 0;  // 0: every step
   int64_t steps_dropped = 0;
-  std::optional<StepMark> before_kept;  // closed the step before the oldest kept
+  std::optional<StepRecord> before_kept;  // closed the step before the oldest kept
   // Per recorder, where each of the last keep_last_steps + 1 steps began.
   std::unordered_map<const ThreadRecorder*, std::deque<KeptStart>> step_starts;
   std::string snapshot_path;  // where the snapshot signal writes, when the caller said

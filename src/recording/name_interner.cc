@@ -43,7 +43,7 @@ const char* NameCache::Add(std::string_view s) {
   NativeGuard profiler_memory;
   size_t interned_size;
   const size_t bytes = EntryBytes(s, &interned_size);
-  char* entry = new char[bytes];
+  char* entry = static_cast<char*>(arena_.Allocate(bytes));
   char* out = entry;
   for (const char c : s) {
     if (c == '\0') {
@@ -72,7 +72,7 @@ void NameCache::ReleaseAllBut(const char* const* keep, size_t count) {
   NativeGuard profiler_memory;
   // Rebuilt rather than erased from: a table that held a million names must not keep
   // its buckets.
-  std::unordered_map<std::string_view, const char*> kept;
+  Names kept(0, std::hash<std::string_view>(), std::equal_to<>(), Allocator(&arena_));
   int64_t names = 0, bytes = 0;
   for (const auto& [key, interned] : names_) {
     if (std::binary_search(keep, keep + count, interned, std::less<const char*>())) {
@@ -80,9 +80,10 @@ void NameCache::ReleaseAllBut(const char* const* keep, size_t count) {
       continue;
     }
     size_t interned_size;
-    bytes += static_cast<int64_t>(EntryBytes(key, &interned_size));
+    const size_t entry_bytes = EntryBytes(key, &interned_size);
+    bytes += static_cast<int64_t>(entry_bytes);
     ++names;
-    delete[] interned;
+    arena_.Free(const_cast<char*>(interned), entry_bytes);
   }
   names_.swap(kept);
   g_names.fetch_sub(names, std::memory_order_relaxed);

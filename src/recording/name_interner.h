@@ -42,6 +42,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "own_arena.h"
+
 namespace paddle_prof::internal {
 
 // The bytes a recorded name (interned or not) stands for: C0 80 read as NUL.
@@ -54,7 +56,7 @@ int64_t InternedBytes();
 
 class NameCache {
  public:
-  NameCache() = default;
+  NameCache() : names_(0, std::hash<std::string_view>(), std::equal_to<>(), Allocator(&arena_)) {}
   NameCache(const NameCache&) = delete;
   NameCache& operator=(const NameCache&) = delete;
   ~NameCache() { ReleaseAllBut(nullptr, 0); }
@@ -79,9 +81,15 @@ class NameCache {
  private:
   const char* Add(std::string_view s);
 
+  using Allocator = ArenaAllocator<std::pair<const std::string_view, const char*>>;
+  using Names = std::unordered_map<std::string_view, const char*, std::hash<std::string_view>,
+                                   std::equal_to<>, Allocator>;
+  // The entries and the table's nodes: names are kept as the program runs, and new
+  // ones come with new shapes, step after step (own_arena.h).
+  OwnArena arena_;
   // The caller's bytes (a copy inside the entry) -> the interned string, which starts
   // the entry's one allocation.
-  std::unordered_map<std::string_view, const char*> names_;
+  Names names_;
 };
 
 }  // namespace paddle_prof::internal

@@ -110,20 +110,34 @@ void OpenPlaceWindow() {
   NextSample();
 }
 
-void ClosePlaceStep(std::map<std::string, int64_t>* peak_bytes,
-                    std::map<std::string, int64_t>* end_bytes) {
+std::map<std::string, int64_t> PlaceStepFigures::PeakByName() const {
+  std::map<std::string, int64_t> by_name;
+  for (int i = 0; i < places; ++i) by_name[Get().names[i]] = peak_bytes[i];
+  return by_name;
+}
+
+std::map<std::string, int64_t> PlaceStepFigures::EndByName() const {
+  std::map<std::string, int64_t> by_name;
+  for (int i = 0; i < places; ++i) by_name[Get().names[i]] = end_bytes[i];
+  return by_name;
+}
+
+PlaceStepFigures ClosePlaceStep() {
   Registry& r = Get();
-  for (int i = 0; i < PlaceCount(); ++i) {
+  PlaceStepFigures figures;
+  figures.places = PlaceCount();
+  for (int i = 0; i < figures.places; ++i) {
     PlaceWindowState& w = r.window[i];
     const LiveBlocks::PlaceSum sum = SumSinceSample(i);
     const int64_t step_peak = HighSinceSample(w, sum);
     w.peak_bytes = std::max(w.peak_bytes, step_peak);
     w.step_start = sum.live;
     w.movers = std::max(w.movers, sum.moved);
-    (*peak_bytes)[r.names[i]] = step_peak;
-    (*end_bytes)[r.names[i]] = sum.live;
+    figures.peak_bytes[i] = step_peak;
+    figures.end_bytes[i] = sum.live;
   }
   NextSample();
+  return figures;
 }
 
 std::vector<int64_t> PlaceStepPeaks() {

@@ -5,6 +5,7 @@
 #ifndef PADDLE_PROF_SRC_PLACE_REGISTRY_H_
 #define PADDLE_PROF_SRC_PLACE_REGISTRY_H_
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -40,11 +41,20 @@ int64_t PlaceLiveBytes(int index);
 
 // Window bookkeeping, called by the profiler under its lock.
 void OpenPlaceWindow();
+// Each place's high-water mark in a step and its live bytes as the step closed, by index:
+// kept without a heap allocation (own_arena.h says why).
+struct PlaceStepFigures {
+  int places = 0;
+  std::array<int64_t, kMaxPlaces> peak_bytes{};
+  std::array<int64_t, kMaxPlaces> end_bytes{};
+  // By place name, for the Collection's StepMark.
+  std::map<std::string, int64_t> PeakByName() const;
+  std::map<std::string, int64_t> EndByName() const;
+};
 // Closes a step: each place's high-water mark since the previous step (its live bytes
 // at either end; without the memory timeline, the threads' own marks: see
 // place_shares.h) and its live bytes.
-void ClosePlaceStep(std::map<std::string, int64_t>* peak_bytes,
-                    std::map<std::string, int64_t>* end_bytes);
+PlaceStepFigures ClosePlaceStep();
 // The window's per-place figures so far (no at_peak yet); the window goes on.
 std::vector<PlaceSummary> PlaceWindowFigures();
 // Each place's high-water mark since the last step mark, by index.

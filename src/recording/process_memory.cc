@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "event_buffer.h"
+#include "own_arena.h"
 
 namespace paddle_prof::internal {
 
@@ -25,15 +26,32 @@ int64_t MappingsNotFollowedByPreload() {
   return reader != nullptr ? reader->not_followed() : 0;
 }
 
-std::map<std::string, int64_t> ReadProcessMemory() {
-  std::map<std::string, int64_t> figures;
+const std::array<const char*, ProcessFigures::kCount> ProcessFigures::kNames = {
+    "rss_bytes",         "heap_in_use_bytes",   "heap_free_bytes",
+    "malloc_mmap_bytes", "mmap_reserved_bytes", "mmap_resident_bytes"};
+
+std::map<std::string, int64_t> ProcessFigures::ByName() const {
+  std::map<std::string, int64_t> by_name;
+  for (size_t i = 0; i < kCount; ++i) {
+    if (known[i]) by_name[kNames[i]] = value[i];
+  }
+  return by_name;
+}
+
+ProcessFigures ReadProcessMemory() {
+  ProcessFigures figures;
+  const auto set = [&figures](size_t i, int64_t value) {
+    figures.value[i] = value;
+    figures.known[i] = true;
+  };
   if (FILE* statm = std::fopen("/proc/self/statm", "r")) {
     long long size_pages = 0, resident_pages = 0;
     if (std::fscanf(statm, "%lld %lld", &size_pages, &resident_pages) == 2) {
-      // The profiler's event buffers are resident (pre-faulted) but not the program's.
+      // The profiler's event buffers are resident (pre-faulted) but not the program's;
+      // nor are its arenas.
       const auto buffers =
           static_cast<long long>(EventBuffer::ChunksInUse() * EventBuffer::kChunkBytes);
-      figures["rss_bytes"] = resident_pages * sysconf(_SC_PAGESIZE) - buffers;
+      set(0, resident_pages * sysconf(_SC_PAGESIZE) - buffers - OwnArena::AllMappedBytes());
     }
     std::fclose(statm);
   }
@@ -41,16 +59,16 @@ std::map<std::string, int64_t> ReadProcessMemory() {
   const struct mallinfo2 info = mallinfo2();
   // All zeros: malloc is not glibc's (a sanitizer's, say), and has nothing to tell.
   if (info.arena != 0 || info.hblkhd != 0) {
-    figures["heap_in_use_bytes"] = static_cast<int64_t>(info.uordblks);
-    figures["heap_free_bytes"] = static_cast<int64_t>(info.fordblks);
-    figures["malloc_mmap_bytes"] = static_cast<int64_t>(info.hblkhd);
+    set(1, static_cast<int64_t>(info.uordblks));
+    set(2, static_cast<int64_t>(info.fordblks));
+    set(3, static_cast<int64_t>(info.hblkhd));
   }
 #endif
   if (const MappingReader* reader = g_mapping_reader.load(std::memory_order_acquire)) {
     int64_t reserved = 0, resident = 0;
     reader->read(&reserved, &resident);
-    figures["mmap_reserved_bytes"] = reserved;
-    figures["mmap_resident_bytes"] = resident;
+    set(4, reserved);
+    set(5, resident);
   }
   return figures;
 }

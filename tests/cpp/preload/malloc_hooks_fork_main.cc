@@ -69,7 +69,7 @@ int main() {
     const pid_t child = fork();
     if (child == 0) {
       const auto figures = paddle_prof::internal::ReadProcessMemory();
-      _exit(figures.count("mmap_reserved_bytes") == 1 ? 0 : 2);
+      _exit(figures.ByName().count("mmap_reserved_bytes") == 1 ? 0 : 2);
     }
     if (child < 0) {
       std::printf("FAILED: fork\n");
