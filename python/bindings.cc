@@ -319,7 +319,7 @@ PYBIND11_MODULE(_core, m) {
 
   py::class_<Report>(m, "NativeReport")
       .def("to_json", &Report::ToJson)
-      .def("table", &Report::Table, py::arg("detailed"), py::arg("row_limit"))
+      .def("table", &Report::Table, py::arg("detailed"), py::arg("row_limit"), py::arg("width"))
       .def("module_table", &Report::ModuleTable)
       .def("phase_table", &Report::PhaseTable)
       .def("to_html", &internal::HtmlReport)
@@ -343,6 +343,7 @@ PYBIND11_MODULE(_core, m) {
   // The core validates states and keys; the package asks it, with these names.
   m.attr("STATES") = internal::ProfilerStateNames();
   m.attr("ROW_LIMIT") = FLAGS_paddle_prof_row_limit;  // as the environment set it
+  m.attr("TABLE_WIDTH") = Report::kDefaultWidth;
   m.attr("SORTED_KEYS") = internal::SortingKeyNames();
   m.def("check_state", [](const std::string& state) { ParseProfilerState(state); });
   m.def("check_sorted_key", [](const std::string& key) { internal::SortingKeyNamed(key); });

@@ -218,6 +218,17 @@ struct ModuleSummary {
   std::map<std::string, ModuleMemory> memory;  // by place name
 };
 
+// What to change about something the window measured, and the figures that say so.
+struct Advice {
+  // "varying_shapes", "malloc_retention", "data_bound", "activation_bound", "small_ops"
+  // or "straggler".
+  std::string kind;
+  std::string message;           // what was found, with the figures that fired it
+  std::string fix;               // what to change
+  std::optional<int64_t> bytes;  // the memory at stake, if memory
+  std::optional<double> ms;      // the time at stake, if time
+};
+
 // What an out-of-memory dump says of the allocation that failed.
 struct OutOfMemory {
   std::string place;
@@ -282,6 +293,10 @@ class Report {
   std::vector<ModuleSummary> modules;    // in order of first call
   int64_t dropped_events = 0;  // scopes not recorded because the buffer bound was hit
   std::vector<std::string> warnings;
+  std::vector<Advice> advice;
+  // Caveats on how a figure was measured ("native: peak_bytes is the highest of ..."):
+  // worth knowing, nothing gone wrong.
+  std::vector<std::string> notes;
   std::optional<int> cycle;        // of a schedule (Python's paddle_prof.schedule), from 0
   std::optional<OutOfMemory> oom;  // set in the dump an allocation failure wrote
   ProcessInfo process;
@@ -292,11 +307,18 @@ class Report {
 
   // Rows the printed table shows by default (FLAGS_paddle_prof_row_limit).
   static constexpr int kDefaultRowLimit = 50;
-  // The text report: a header line, then one aligned row per event; `detailed` adds
-  // the calls' P50 and P99, and allocated and freed bytes and counts per place. Past
+  // The columns of the terminal the text report fits by default.
+  static constexpr int kDefaultWidth = 120;
+  // The text report, each thing once, in order: the header and memory lines, one
+  // aligned row per event, warnings, why memory grew, advice, notes. `detailed` adds the
+  // calls' P50 and P99, and allocated and freed bytes and counts per place. Past
   // `row_limit` rows (0: no limit), a line says how many more there are and where they
   // all are: the summary file, or the Report itself, which always holds every row.
-  std::string Table(bool detailed = false, int row_limit = kDefaultRowLimit) const;
+  // Lines fit `width` columns (0: no limit): shape tags lose trailing empty arguments
+  // and, where still too wide, the arguments the shown rows of that name share; the
+  // text wraps. The files keep the full names.
+  std::string Table(bool detailed = false, int row_limit = kDefaultRowLimit,
+                    int width = kDefaultWidth) const;
   // The modules as a tree, children indented under their parents: path, type, calls,
   // forward and backward time, parameters, peak memory and activations.
   std::string ModuleTable() const;

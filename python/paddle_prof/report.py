@@ -13,6 +13,7 @@ from paddle_prof.atomic_write import write_atomically
 
 
 ROW_LIMIT = _core.ROW_LIMIT  # rows a printed table shows unless told otherwise
+TABLE_WIDTH = _core.TABLE_WIDTH  # the terminal columns a printed table fits by default
 
 
 def _row_limit(row_limit: Optional[int]) -> int:
@@ -22,6 +23,15 @@ def _row_limit(row_limit: Optional[int]) -> int:
     if isinstance(row_limit, bool) or not isinstance(row_limit, int) or row_limit < 0:
         raise ValueError(f"row_limit must be None or an int >= 0; got {row_limit!r}")
     return row_limit
+
+
+def _width(width: Optional[int]) -> int:
+    """The width as the core takes it (0: no limit); ValueError for a negative or non-int one."""
+    if width is None:
+        return 0
+    if isinstance(width, bool) or not isinstance(width, int) or width < 0:
+        raise ValueError(f"width must be None or an int >= 0; got {width!r}")
+    return width
 
 
 def _namespace(entry: Dict[str, Any]) -> SimpleNamespace:
@@ -49,7 +59,7 @@ class Report:
     _FIELDS = frozenset({"events", "places", "steps", "warnings", "wall_ms", "state",
                          "sorted_by", "dropped_events", "cycle", "process", "processes",
                          "clock", "timeline", "merged_from", "modules", "phases_ms",
-                         "throughput"})
+                         "throughput", "advice", "notes"})
 
     def __init__(self, native: Any) -> None:
         self._native = native
@@ -75,6 +85,9 @@ class Report:
         self.places: List[SimpleNamespace] = [_namespace(p) for p in summary["places"]]
         self.steps: List[SimpleNamespace] = [_namespace(s) for s in summary["steps"]]
         self.warnings: List[str] = list(summary["warnings"])
+        # What to change ({kind, message, fix, bytes, ms}), and caveats on the figures.
+        self.advice: List[SimpleNamespace] = [_namespace(a) for a in summary.get("advice", [])]
+        self.notes: List[str] = list(summary.get("notes", []))
         self.wall_ms: float = summary["wall_ms"]
         self.state: str = summary["state"]
         self.sorted_by: str = summary["sorted_by"]
@@ -98,17 +111,20 @@ class Report:
             _namespace(throughput) if throughput is not None else None)
 
     def table(self, detailed: bool = False, row_limit: Optional[int] = ROW_LIMIT,
-              view: str = "events") -> str:
+              view: str = "events", width: Optional[int] = TABLE_WIDTH) -> str:
         """The text report; ``detailed`` adds the P50 and P99 of the calls and allocated and
         freed bytes per place.
 
-        The first ``row_limit`` rows in sort order (None or 0: all), then a line saying
-        how many more there are and the summary file (or this Report) that has them all.
+        In order: the header and memory lines, the first ``row_limit`` rows in sort order
+        (None or 0: all) and a line saying how many more there are and the summary file
+        (or this Report) that has them all, the warnings, why memory grew, the advice and
+        the notes. Lines fit ``width`` columns (None or 0: no limit): shape tags are
+        shortened to what tells the rows apart, text wraps; the files keep full names.
         ``view='modules'`` prints the modules as a tree instead (paddle_prof.torch), and
         ``view='phases'`` the steps' phases as Paddle's model summary.
         """
         if view == "events":
-            return self._native.table(bool(detailed), _row_limit(row_limit))
+            return self._native.table(bool(detailed), _row_limit(row_limit), _width(width))
         if view == "modules":
             return self._native.module_table()
         if view == "phases":

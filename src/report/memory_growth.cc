@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string_view>
 #include <vector>
 
 #include "name_interner.h"
 #include "native_stacks.h"
 #include "number_format.h"
 #include "row_label.h"
+#include "table_labels.h"
 
 namespace paddle_prof::internal {
 
@@ -50,16 +52,36 @@ bool GrowsAsATrend(const std::vector<int64_t>& ends, int64_t min_rise = 4096) {
   return covariance > 0 && 3 * ups >= n - 1;
 }
 
+// How far the series' floor rose: the least value of its last third less that of its
+// first. Resident memory and malloc's free lists swing by whole tensors as a program
+// allocates and frees them; their floors move only when memory is really kept.
+int64_t FloorRise(const std::vector<int64_t>& v, size_t from_third = 0) {
+  const size_t third = std::max<size_t>(v.size() / 3, 1);
+  if (v.size() < 3) return v.empty() ? 0 : v.back() - v.front();
+  const auto floor = [&v](size_t begin, size_t end) {
+    return *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(begin),
+                             v.begin() + static_cast<std::ptrdiff_t>(end));
+  };
+  const size_t start = from_third == 0 ? 0 : third;
+  const size_t end = from_third == 0 ? third : v.size() - third;
+  return floor(v.size() - third, v.size()) - floor(start, end);
+}
+
 }  // namespace
 
-std::string MemoryGrowthWarning(const Collection& c, CallPaths* paths) {
+constexpr char kLiveGrowth[] = "live memory grew over ";
+constexpr char kResidentGrowth[] = "the process's resident memory grew over ";
+
+MemoryGrowth FindMemoryGrowth(const Collection& c, CallPaths* paths) {
+  MemoryGrowth growth;
   std::vector<int64_t> ends;
   for (const StepMark& step : c.steps) {
     int64_t sum = 0;
     for (const auto& [place, bytes] : step.end_bytes) sum += bytes;
     ends.push_back(sum);
   }
-  if (!GrowsAsATrend(ends)) return "";
+  if (!GrowsAsATrend(ends)) return growth;
+  growth.steps = ends.size();
 
   // Still-live blocks by owning event: those held from several steps are the growth.
   std::map<std::string, Holder> holders;
@@ -86,27 +108,45 @@ std::string MemoryGrowthWarning(const Collection& c, CallPaths* paths) {
   std::sort(growing.begin(), growing.end(),
             [](const Holder& a, const Holder& b) { return a.bytes > b.bytes; });
 
-  std::string text = "live memory grew over " + std::to_string(ends.size()) + " steps, from " +
+  std::string text = kLiveGrowth + std::to_string(ends.size()) + " steps, from " +
                      FormatByteCount(ends.front()) + " to " + FormatByteCount(ends.back()) +
                      " at step ends";
   if (growing.empty()) {
-    return text +
-           "; no event holds blocks from several steps (the growth is in blocks freed "
-           "by other threads or allocated outside the tracked places).";
+    growth.warning = text +
+                     "; no event holds blocks from several steps (the growth is in blocks "
+                     "freed by other threads or allocated outside the tracked places).";
+    return growth;
   }
   text += "; still-live blocks allocated in later and later steps are held by:";
   constexpr size_t kHolders = 3, kTags = 4;
-  for (size_t i = 0; i < growing.size() && i < kHolders; ++i) {
+  for (size_t i = 0; i < growing.size(); ++i) {
     const Holder& h = growing[i];
+    GrowingHolder& held = growth.holders.emplace_back();
+    held.name = h.name;
+    held.bytes = h.bytes;
+    held.steps = h.steps.size();
+    held.tags = h.by_tag.size();
+    std::vector<std::pair<std::string, Holder::TagBytes>> tags(h.by_tag.begin(), h.by_tag.end());
+    // Largest first; among equals the newest, where the growth is going on.
+    std::sort(tags.begin(), tags.end(), [](const auto& a, const auto& b) {
+      return a.second.bytes != b.second.bytes ? a.second.bytes > b.second.bytes
+                                              : a.second.last_step > b.second.last_step;
+    });
+    // Shape tags say only what tells them apart.
+    std::vector<std::string> told;
+    for (const auto& [tag, bytes] : tags) told.push_back(TrimShapeTag(tag));
+    told = TellApart(told);
+    for (size_t t = 0; t < tags.size(); ++t) tags[t].first = told[t];
+    held.largest_tag = tags.front().first;
+    // Where it was allocated: the path holding most of it.
+    const auto most = std::max_element(h.by_path.begin(), h.by_path.end(),
+                                       [](const auto& a, const auto& b) { return a.second < b.second; });
+    held.path = most != h.by_path.end() ? paths->Names(most->first) : std::vector<std::string>();
+    if (i >= kHolders) continue;
+
     text += (i == 0 ? " " : "; ") + h.name + " (" + FormatByteCount(h.bytes) + " from " +
             std::to_string(h.steps.size()) + " steps";
-    std::vector<std::pair<std::string, Holder::TagBytes>> tags(h.by_tag.begin(), h.by_tag.end());
-    if (!(tags.size() == 1 && tags[0].first.empty())) {
-      // Largest first; among equals the newest, where the growth is going on.
-      std::sort(tags.begin(), tags.end(), [](const auto& a, const auto& b) {
-        return a.second.bytes != b.second.bytes ? a.second.bytes > b.second.bytes
-                                                : a.second.last_step > b.second.last_step;
-      });
+    if (!(tags.size() == 1 && h.by_tag.begin()->first.empty())) {
       text += ", " + std::to_string(tags.size()) + " tags:";
       for (size_t t = 0; t < tags.size() && t < kTags; ++t) {
         text += (t == 0 ? " " : ", ") + (tags[t].first.empty() ? "(none)" : tags[t].first) + " " +
@@ -114,11 +154,7 @@ std::string MemoryGrowthWarning(const Collection& c, CallPaths* paths) {
       }
       if (tags.size() > kTags) text += ", +" + std::to_string(tags.size() - kTags) + " more";
     }
-    // Where it was allocated: the path holding most of it.
-    const auto most = std::max_element(h.by_path.begin(), h.by_path.end(),
-                                       [](const auto& a, const auto& b) { return a.second < b.second; });
-    const std::vector<std::string> path =
-        most != h.by_path.end() ? paths->Names(most->first) : std::vector<std::string>();
+    const std::vector<std::string>& path = held.path;
     if (path.size() > 1) {  // more than the holder's own name
       text += "; path: " + JoinPath(path);
       if (h.by_path.size() > 1) text += " (+" + std::to_string(h.by_path.size() - 1) + " more)";
@@ -140,10 +176,11 @@ std::string MemoryGrowthWarning(const Collection& c, CallPaths* paths) {
   if (growing.size() > kHolders) {
     text += "; +" + std::to_string(growing.size() - kHolders) + " more events";
   }
-  return text + ".";
+  growth.warning = text + ".";
+  return growth;
 }
 
-std::string ProcessGrowthWarning(const Collection& c) {
+ProcessGrowth FindProcessGrowth(const Collection& c) {
   auto series = [&c](const std::string& figure) {
     std::vector<int64_t> values;
     for (const StepMark& step : c.steps) {
@@ -157,18 +194,28 @@ std::string ProcessGrowthWarning(const Collection& c) {
   // stacks, code): below 1 MiB a rise is not worth a warning.
   constexpr int64_t kMinResidentRise = int64_t{1} << 20;
   const std::vector<int64_t> rss = series("rss_bytes");
-  if (!GrowsAsATrend(rss, kMinResidentRise) || series("heap_in_use_bytes").empty()) return "";
-  auto growth = [](const std::vector<int64_t>& v) { return v.empty() ? 0 : v.back() - v.front(); };
+  ProcessGrowth growth;
+  // A trend whose floor rose, and still rose after the first third: not a warm-up.
+  if (!GrowsAsATrend(rss, kMinResidentRise) || FloorRise(rss) < kMinResidentRise ||
+      FloorRise(rss, /*from_third=*/1) < kMinResidentRise / 2 ||
+      series("heap_in_use_bytes").empty()) {
+    return growth;
+  }
+  const auto rise = [](const std::vector<int64_t>& v) { return FloorRise(v); };
   int64_t tracked = 0;
   if (!c.steps.empty()) {
     for (const auto& [place, bytes] : c.steps.back().end_bytes) tracked += bytes;
     for (const auto& [place, bytes] : c.steps.front().end_bytes) tracked -= bytes;
   }
-  const int64_t in_use = growth(series("heap_in_use_bytes"));
-  const int64_t kept = growth(series("heap_free_bytes"));
-  const int64_t mapped = growth(series("malloc_mmap_bytes"));
-  const int64_t total = growth(rss);
-  std::string text = "the process's resident memory grew over " + std::to_string(rss.size()) +
+  const int64_t in_use = rise(series("heap_in_use_bytes"));
+  const int64_t kept = rise(series("heap_free_bytes"));
+  const int64_t mapped = rise(series("malloc_mmap_bytes"));
+  const int64_t total = rise(rss);
+  growth.steps = rss.size();
+  growth.resident_bytes = total;
+  growth.in_use_bytes = in_use;
+  growth.kept_bytes = kept;
+  std::string text = kResidentGrowth + std::to_string(rss.size()) +
                      " steps by " + FormatByteCount(total) + ": malloc heap in use " +
                      FormatByteCount(in_use) + " (of which tracked places " +
                      FormatByteCount(tracked) + "), freed but kept by malloc " +
@@ -178,12 +225,24 @@ std::string ProcessGrowthWarning(const Collection& c) {
   const std::vector<int64_t> reserved = series("mmap_reserved_bytes");
   const std::vector<int64_t> resident = series("mmap_resident_bytes");
   if (!reserved.empty() && !resident.empty()) {
-    text += ", the program's anonymous mappings " + FormatByteCount(growth(resident)) +
-            " resident of " + FormatByteCount(growth(reserved)) + " reserved";
-    rest -= growth(resident);
+    text += ", the program's anonymous mappings " + FormatByteCount(rise(resident)) +
+            " resident of " + FormatByteCount(rise(reserved)) + " reserved";
+    rest -= rise(resident);
   }
-  return text + ", the rest (" + FormatByteCount(rest) +
-         ") outside malloc: code, stacks, other mappings.";
+  growth.warning = text + ", the rest (" + FormatByteCount(rest) +
+                   ") outside malloc: code, stacks, other mappings.";
+  return growth;
+}
+
+bool IsGrowthWarning(const std::string& warning) {
+  for (const std::string_view opening : {kLiveGrowth, kResidentGrowth}) {
+    const size_t at = warning.find(opening);
+    // At the start, or after a merged input's "rank 1: ".
+    if (at == 0 || (at != std::string::npos && at >= 2 && warning.compare(at - 2, 2, ": ") == 0)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace paddle_prof::internal

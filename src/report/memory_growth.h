@@ -6,21 +6,52 @@
 #ifndef PADDLE_PROF_SRC_MEMORY_GROWTH_H_
 #define PADDLE_PROF_SRC_MEMORY_GROWTH_H_
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "call_paths.h"
 #include "collection.h"
 
 namespace paddle_prof::internal {
 
-// The warning's text, or "" when live memory does not grow over the steps. Each holder
-// names the call path (`paths`) that allocated most of what it holds.
-std::string MemoryGrowthWarning(const Collection& collection, CallPaths* paths = nullptr);
+// An event whose still-live blocks were allocated in several steps.
+struct GrowingHolder {
+  std::string name;
+  int64_t bytes = 0;
+  size_t steps = 0;         // steps its blocks were allocated in
+  size_t tags = 0;          // distinct tags of its blocks ("no tag" counts as one)
+  std::string largest_tag;  // the tag holding most, shortened (TrimShapeTag)
+  std::vector<std::string> path;  // the call path that allocated most, outermost first
+};
 
-// When the process's resident memory grows as a trend over the steps: how much of it
-// is malloc's heap in use (and of that, tracked), freed but kept by malloc, malloc's
-// mappings, and the rest. "" otherwise.
-std::string ProcessGrowthWarning(const Collection& collection);
+// Tracked live bytes at step ends that rise as a trend, and who holds the rise.
+struct MemoryGrowth {
+  std::string warning;  // "" when live memory does not grow over the steps
+  size_t steps = 0;
+  std::vector<GrowingHolder> holders;  // largest first
+};
+
+// Each holder names the call path (`paths`) that allocated most of what it holds.
+MemoryGrowth FindMemoryGrowth(const Collection& collection, CallPaths* paths = nullptr);
+
+// The process's resident memory rising as a trend over the steps, split into malloc's
+// heap in use (and of that, tracked), freed but kept by malloc, malloc's mappings, and
+// the rest. Each figure's rise is that of its floor (the least value of the last third
+// of the steps less that of the first): the swings of a program that allocates and
+// frees whole tensors do not count, nor does a warm-up (the floor must still rise after
+// the first third).
+struct ProcessGrowth {
+  std::string warning;  // "" when resident memory does not grow
+  size_t steps = 0;
+  int64_t resident_bytes = 0;
+  int64_t in_use_bytes = 0;
+  int64_t kept_bytes = 0;  // freed by the program, kept by malloc
+};
+ProcessGrowth FindProcessGrowth(const Collection& collection);
+
+// Whether `warning` (perhaps behind a merged input's "rank 1: ") is one of the above.
+bool IsGrowthWarning(const std::string& warning);
 
 }  // namespace paddle_prof::internal
 

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "advice.h"
 #include "call_durations.h"
 #include "call_paths.h"
 #include "memory_categories.h"
@@ -377,7 +378,8 @@ std::string OutOfMemoryWarning(const OutOfMemory& oom) {
 }
 
 // How a place's peak_bytes was found, where it is not the exact high-water mark.
-std::vector<std::string> PeakWarnings(const Collection& c) {
+// Caveats on how the places' peaks were measured: notes, not warnings.
+std::vector<std::string> PeakNotes(const Collection& c) {
   std::vector<std::string> w;
   for (size_t i = 0; i < c.places.size(); ++i) {
     const std::string& place = c.places[i].place;
@@ -398,7 +400,8 @@ std::vector<std::string> PeakWarnings(const Collection& c) {
   return w;
 }
 
-void AddWarnings(const Collection& c, const LeftOut& left_out, CallPaths* paths, Report* report) {
+void AddWarnings(const Collection& c, const LeftOut& left_out, const MemoryGrowth& live,
+                 const ProcessGrowth& process, Report* report) {
   auto& w = report->warnings;
   w = c.warnings;
   if (report->oom) w.insert(w.begin(), OutOfMemoryWarning(*report->oom));
@@ -433,8 +436,8 @@ void AddWarnings(const Collection& c, const LeftOut& left_out, CallPaths* paths,
                 " scope(s) ended on a thread other than the one that began them; they are left "
                 "out.");
   }
-  for (std::string growth : {MemoryGrowthWarning(c, paths), ProcessGrowthWarning(c)}) {
-    if (!growth.empty()) w.push_back(std::move(growth));
+  for (const std::string* growth : {&live.warning, &process.warning}) {
+    if (!growth->empty()) w.push_back(*growth);
   }
   if (c.dropped_memory > 0) {
     w.push_back(std::to_string(c.dropped_memory) +
@@ -444,7 +447,6 @@ void AddWarnings(const Collection& c, const LeftOut& left_out, CallPaths* paths,
                                                  "at the window's edges and step marks.")
                                    : std::string(".")));
   }
-  for (std::string peak : PeakWarnings(c)) w.push_back(std::move(peak));
   if (c.lost_places > 0) {
     w.push_back(std::to_string(c.lost_places) +
                 " scope memory figure(s) lost: a scope touched more than " +
@@ -621,7 +623,12 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
   }
   report.throughput = ThroughputOf(report.steps);
   report.modules = BuildModules(c);
-  AddWarnings(c, left_out, &paths, &report);
+  const MemoryGrowth live = FindMemoryGrowth(c, &paths);
+  const ProcessGrowth process = FindProcessGrowth(c);
+  AddWarnings(c, left_out, live, process, &report);
+  report.notes = PeakNotes(c);
+  report.advice = GrowthAdvice(live, process);
+  for (Advice& a : FigureAdvice(report)) report.advice.push_back(std::move(a));
   return report;
 }
 

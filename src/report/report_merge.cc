@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "advice.h"
 #include "model_modules.h"
 #include "row_label.h"
 #include "row_merge.h"
@@ -229,6 +230,15 @@ Report MergeReports(const std::vector<Report>& inputs, EventSortingKey key) {
         std::min(merged.clock.unix_ns, input.clock.unix_ns + input.clock.offset_ns);
     if (input.cycle != merged.cycle) merged.cycle.reset();
     for (const std::string& w : input.warnings) merged.warnings.push_back(names[i] + ": " + w);
+    for (const std::string& n : input.notes) merged.notes.push_back(names[i] + ": " + n);
+    // Growth is seen only in a window's own records: carried. The rest is advised below
+    // from the merged figures.
+    for (const Advice& a : input.advice) {
+      if (a.kind == "varying_shapes" || a.kind == "malloc_retention") {
+        merged.advice.push_back(a);
+        merged.advice.back().message = names[i] + ": " + a.message;
+      }
+    }
   }
   // Each input's places on the merged clock, which starts with the earliest input.
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -252,10 +262,13 @@ Report MergeReports(const std::vector<Report>& inputs, EventSortingKey key) {
   if (std::string states = StatesWarning(inputs, names); !states.empty()) {
     merged.warnings.push_back(std::move(states));
   }
-  for (std::string& w :
-       StragglerWarnings(merged.events, merged.steps, work_ms_by, by, inputs.size())) {
+  std::vector<StragglerEvidence> stragglers;
+  for (std::string& w : StragglerWarnings(merged.events, merged.steps, work_ms_by, by,
+                                          inputs.size(), &stragglers)) {
     merged.warnings.push_back(std::move(w));
   }
+  for (Advice& a : FigureAdvice(merged)) merged.advice.push_back(std::move(a));
+  for (const StragglerEvidence& e : stragglers) merged.advice.push_back(StragglerAdvice(e));
   return merged;
 }
 
@@ -299,6 +312,11 @@ void MergeChildren(Report* parent, const std::vector<Report>& all_children, bool
                                  calls, child.wall_ms, child.summary_path});
     const std::string prefix = "pid " + std::to_string(child.process.pid) + ": ";
     for (const std::string& w : child.warnings) parent->warnings.push_back(prefix + w);
+    for (const std::string& n : child.notes) parent->notes.push_back(prefix + n);
+    for (const Advice& a : child.advice) {
+      parent->advice.push_back(a);
+      parent->advice.back().message = prefix + a.message;
+    }
     parent->dropped_events += child.dropped_events;  // its rows lack them as the parent's do
   }
   parent->events = std::move(rows.rows());

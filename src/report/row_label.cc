@@ -4,19 +4,21 @@
 
 namespace paddle_prof::internal {
 
+std::string RowHead(const EventRow& row) {
+  std::string head;
+  if (row.process) head = "pid" + std::to_string(*row.process) + "::";
+  if (row.thread) head += "thread" + std::to_string(*row.thread) + "::";
+  return head + EscapeForTable(row.name);
+}
+
+std::string TagText(const std::string& tag) {
+  // Shapes come bracketed already ("[32, 3, 224, 224]"); other tags get brackets.
+  const bool bracketed = !tag.empty() && (tag.front() == '[' || tag.front() == '(');
+  return bracketed ? EscapeForTable(tag) : "[" + EscapeForTable(tag) + "]";
+}
+
 std::string RowLabel(const EventRow& row) {
-  std::string label;
-  if (row.process) label = "pid" + std::to_string(*row.process) + "::";
-  if (row.thread) label += "thread" + std::to_string(*row.thread) + "::";
-  label += EscapeForTable(row.name);
-  if (row.tag) {
-    // Shapes come bracketed already ("[32, 3, 224, 224]"); other tags get brackets.
-    const bool bracketed =
-        !row.tag->empty() && (row.tag->front() == '[' || row.tag->front() == '(');
-    const std::string tag = EscapeForTable(*row.tag);
-    label += bracketed ? " " + tag : " [" + tag + "]";
-  }
-  return label;
+  return row.tag ? RowHead(row) + " " + TagText(*row.tag) : RowHead(row);
 }
 
 std::string PlaceLabel(const PlaceSummary& place) {

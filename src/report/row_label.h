@@ -14,6 +14,10 @@ namespace paddle_prof::internal {
 // The row's process and thread (when it is split by them), name and tag, escaped
 // (text_escape.h) so that a newline in a name cannot split a line.
 std::string RowLabel(const EventRow& row);
+// RowLabel's two parts: the process, thread and name; and the tag as it follows them
+// (escaped, bracketed when it is not already).
+std::string RowHead(const EventRow& row);
+std::string TagText(const std::string& tag);
 
 // The place's name, and its process once reports of several processes merge.
 std::string PlaceLabel(const PlaceSummary& place);

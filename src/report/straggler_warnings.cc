@@ -37,18 +37,28 @@ struct OpStraggler {
   std::string text;
 };
 
+using Evidence = std::map<int64_t, StragglerEvidence>;  // by rank (or pid)
+
 std::vector<std::string> OpWarnings(const std::vector<EventRow>& rows, const std::string& by,
-                                    size_t inputs) {
+                                    size_t inputs, Evidence* evidence) {
   std::vector<OpStraggler> found;
   for (const EventRow& row : rows) {
     if (!row.spread || WaitsForCommunication(row.name) ||
         !IsStraggler(row.spread->max_ms, row.spread->median_ms)) {
       continue;
     }
-    found.push_back({row.spread->max_ms - row.spread->median_ms,
-                     Input(by, row.spread->argmax) + " is a straggler in " + RowLabel(row) + ": " +
-                         FormatFixed(row.spread->max_ms, 1) + " ms there " +
-                         AgainstMedian(row.spread->median_ms, inputs, by)});
+    const double excess = row.spread->max_ms - row.spread->median_ms;
+    const std::string case_text = RowLabel(row) + ": " + FormatFixed(row.spread->max_ms, 1) +
+                                  " ms there " + AgainstMedian(row.spread->median_ms, inputs, by);
+    found.push_back({excess, Input(by, row.spread->argmax) + " is a straggler in " + case_text});
+    // Ops nest: the largest excess stands for them all.
+    StragglerEvidence& e = (*evidence)[row.spread->argmax];
+    ++e.ops;
+    e.behind_ms = std::max(e.behind_ms, excess);
+    if (excess > e.worst_ms) {
+      e.worst_ms = excess;
+      e.worst = case_text;
+    }
   }
   std::stable_sort(found.begin(), found.end(), [](const OpStraggler& a, const OpStraggler& b) {
     return a.excess_ms > b.excess_ms;
@@ -72,7 +82,8 @@ double LowerMedian(std::vector<double> values) {
 
 std::vector<std::string> StepWarnings(const std::vector<StepSummary>& steps,
                                       const std::vector<std::map<int64_t, double>>& work_ms_by,
-                                      const std::string& by) {
+                                      const std::string& by, Evidence* evidence) {
+  std::map<int64_t, double> steps_behind_ms;
   struct Straggled {
     size_t count = 0;
     std::string listed;
@@ -92,12 +103,24 @@ std::vector<std::string> StepWarnings(const std::vector<StepSummary>& steps,
           return wall != step.wall_ms_by.end() && wall->second != input.second;
         });
     Straggled& s = by_input[*step.slowest];
-    if (++s.count <= kStepsListed) {
-      s.listed += (s.count == 1 ? "" : "; ") + std::string("step ") + std::to_string(step.step) +
-                  ": " + FormatFixed(slowest, 1) +
-                  (waited ? " ms outside communication " : " ms ") +
-                  AgainstMedian(median, ms.size(), by);
+    const std::string case_text = std::string("step ") + std::to_string(step.step) + ": " +
+                                  FormatFixed(slowest, 1) +
+                                  (waited ? " ms outside communication " : " ms ") +
+                                  AgainstMedian(median, ms.size(), by);
+    if (++s.count <= kStepsListed) s.listed += (s.count == 1 ? "" : "; ") + case_text;
+    StragglerEvidence& e = (*evidence)[*step.slowest];
+    ++e.steps;
+    e.of_steps = steps.size();
+    steps_behind_ms[*step.slowest] += slowest - median;
+    if (slowest - median > e.worst_ms) {
+      e.worst_ms = slowest - median;
+      e.worst = case_text;
     }
+  }
+  // Steps follow one another: their excesses add up, past any one op's.
+  for (const auto& [input, ms] : steps_behind_ms) {
+    StragglerEvidence& e = (*evidence)[input];
+    e.behind_ms = std::max(e.behind_ms, ms);
   }
   std::vector<std::string> warnings;
   for (const auto& [input, s] : by_input) {
@@ -114,9 +137,17 @@ std::vector<std::string> StepWarnings(const std::vector<StepSummary>& steps,
 std::vector<std::string> StragglerWarnings(const std::vector<EventRow>& rows,
                                            const std::vector<StepSummary>& steps,
                                            const std::vector<std::map<int64_t, double>>& work_ms_by,
-                                           const std::string& by, size_t inputs) {
-  std::vector<std::string> warnings = OpWarnings(rows, by, inputs);
-  for (std::string& w : StepWarnings(steps, work_ms_by, by)) warnings.push_back(std::move(w));
+                                           const std::string& by, size_t inputs,
+                                           std::vector<StragglerEvidence>* evidence) {
+  Evidence found;
+  std::vector<std::string> warnings = OpWarnings(rows, by, inputs, &found);
+  for (std::string& w : StepWarnings(steps, work_ms_by, by, &found)) {
+    warnings.push_back(std::move(w));
+  }
+  for (auto& [input, e] : found) {
+    e.input = Input(by, input);
+    evidence->push_back(std::move(e));
+  }
   return warnings;
 }
 

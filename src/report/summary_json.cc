@@ -365,6 +365,24 @@ std::string Report::ToJson() const {
   w.BeginArray();
   for (const std::string& warning : warnings) w.String(warning);
   w.EndArray();
+  w.Key("advice");
+  w.BeginArray();
+  for (const Advice& a : advice) {
+    w.BeginObject();
+    w.StringField("kind", a.kind);
+    w.StringField("message", a.message);
+    w.StringField("fix", a.fix);
+    w.Key("bytes");
+    a.bytes ? w.Int(*a.bytes) : w.Null();
+    w.Key("ms");
+    w.OptionalDouble(a.ms);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("notes");
+  w.BeginArray();
+  for (const std::string& note : notes) w.String(note);
+  w.EndArray();
   w.EndObject();
   out.push_back('\n');
   return out;

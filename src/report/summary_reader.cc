@@ -328,6 +328,16 @@ Report Read(const json& j) {
   }
   r.dropped_events = Get<int64_t>(j, "dropped_events");
   r.warnings = j.at("warnings").get<std::vector<std::string>>();
+  if (const auto it = j.find("advice"); it != j.end()) {  // older summaries have none
+    for (const json& a : *it) {
+      r.advice.push_back({a.at("kind").get<std::string>(), a.at("message").get<std::string>(),
+                          a.at("fix").get<std::string>(), Optional<int64_t>(a, "bytes"),
+                          Optional<double>(a, "ms")});
+    }
+  }
+  if (const auto it = j.find("notes"); it != j.end()) {
+    r.notes = it->get<std::vector<std::string>>();
+  }
   r.cycle = Optional<int>(j, "cycle");
   if (const auto oom = j.find("oom"); oom != j.end() && !oom->is_null()) {
     r.oom = OutOfMemory{

@@ -1,17 +1,20 @@
 // Report::Table(): the text report, laid out like Paddle's profiler report.
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "call_durations.h"
+#include "memory_growth.h"
 #include "number_format.h"
 #include "paddle_prof/report.h"
 #include "report_builder.h"
 #include "row_label.h"
 #include "sort_keys.h"
 #include "step_phases.h"
+#include "table_labels.h"
 #include "text_columns.h"
 #include "text_escape.h"
 
@@ -23,8 +26,27 @@ using internal::EscapeForTable;
 using internal::FormatBytes;
 using internal::FormatMs;
 using internal::PlaceLabel;
-using internal::RowLabel;
 using internal::ShortPath;
+using internal::WrapText;
+
+// The table's times: four significant digits, never an exponent ("0.01718", "1284"),
+// and whole milliseconds from 10 s on; below a microsecond, six decimals ("0.000015").
+std::string TableMs(double ms) {
+  char buf[64];
+  const char* format = ms != 0 && ms < 0.001 ? "%.6f" : ms >= 1e4 ? "%.0f" : "%.4g";
+  std::snprintf(buf, sizeof(buf), format, ms);
+  return buf;
+}
+
+// Where a holder at the peak was allocated, shortened as the table's labels are.
+std::string HolderText(const RowBytes& r) {
+  std::string text = EscapeForTable(r.path.empty() ? r.name : ShortPath(r.path));
+  if (r.tag) {
+    const std::string tag = internal::TrimShapeTag(internal::TagText(*r.tag));
+    if (!tag.empty()) text += " " + tag;
+  }
+  return text;
+}
 
 // "; by kind: activation 9.19 MiB (62%), parameter 2.10 MiB (14%)": the categories held
 // at the peak, most first, those with none left out; empty without categories.
@@ -50,7 +72,7 @@ std::string KindsAtPeak(const std::map<std::string, int64_t>& categories) {
 
 }  // namespace
 
-std::string Report::Table(bool detailed, int row_limit) const {
+std::string Report::Table(bool detailed, int row_limit, int width) const {
   const size_t shown =
       row_limit > 0 ? std::min(events.size(), static_cast<size_t>(row_limit)) : events.size();
   std::vector<std::string> header = {"Event", "Calls", "Total", "Self", "Min.", "Max.", "Ave."};
@@ -86,19 +108,19 @@ std::string Report::Table(bool detailed, int row_limit) const {
   std::vector<std::vector<std::string>> cells;
   for (size_t r = 0; r < shown; ++r) {
     const EventRow& row = events[r];
-    std::vector<std::string> line = {RowLabel(row), std::to_string(row.calls)};
+    std::vector<std::string> line = {"", std::to_string(row.calls)};  // the label comes last
     for (const double ms : {row.total_ms, row.self_ms, row.min_ms, row.max_ms, row.ave_ms}) {
-      line.push_back(row.calls > 0 ? FormatMs(ms) : "-");  // no calls: no fake 0
+      line.push_back(row.calls > 0 ? TableMs(ms) : "-");  // no calls: no fake 0
     }
     if (detailed) {  // a row of a summary written without durations has no percentiles
       const bool known = internal::HasPercentiles(row);
-      line.push_back(known ? FormatMs(row.p50_ms) : "-");
-      line.push_back(known ? FormatMs(row.p99_ms) : "-");
+      line.push_back(known ? TableMs(row.p50_ms) : "-");
+      line.push_back(known ? TableMs(row.p99_ms) : "-");
     }
     line.push_back(internal::FormatFixed(row.ratio * 100, 2) + "%");
     if (gpu) {
       for (const auto& ms : {row.gpu_total_ms, row.gpu_min_ms, row.gpu_max_ms, row.gpu_ave_ms}) {
-        line.push_back(row.calls > 0 && ms ? FormatMs(*ms) : "-");
+        line.push_back(row.calls > 0 && ms ? TableMs(*ms) : "-");
       }
     }
     if (!places.empty()) {
@@ -118,6 +140,27 @@ std::string Report::Table(bool detailed, int row_limit) const {
     cells.push_back(std::move(line));
   }
   cells.insert(cells.begin(), std::move(header));
+  // The event column takes what the other columns leave of the width, but never less
+  // than a name's worth.
+  constexpr size_t kLeastLabelWidth = 32;
+  size_t label_width = 0;
+  if (width > 0) {
+    std::vector<size_t> column(cells.front().size());
+    for (const auto& line : cells) {
+      for (size_t i = 1; i < line.size(); ++i) {
+        column[i] = std::max(column[i], internal::TextWidth(line[i]));
+      }
+    }
+    size_t others = 0;
+    for (size_t i = 1; i < column.size(); ++i) others += column[i] + 2;
+    const size_t total = static_cast<size_t>(width);
+    label_width = total > others + kLeastLabelWidth ? total - others : kLeastLabelWidth;
+  }
+  std::vector<const EventRow*> shown_rows;
+  for (size_t r = 0; r < shown; ++r) shown_rows.push_back(&events[r]);
+  std::vector<std::string> labels = internal::FitRowLabels(shown_rows, label_width);
+  for (size_t r = 0; r < shown; ++r) cells[r + 1][0] = std::move(labels[r]);
+  const size_t wrap = width > 0 ? static_cast<size_t>(width) : 0;
 
   std::string out =
       "\n------------------------->     Profiling Report     <-------------------------\n\n";
@@ -134,27 +177,27 @@ std::string Report::Table(bool detailed, int row_limit) const {
     out += internal::ThroughputLine(*throughput);
   }
   for (const PlaceSummary& p : places) {
-    out += "Memory on " + PlaceLabel(p) + ": peak " + FormatBytes(p.peak_bytes) + ", start " +
-           FormatBytes(p.start_bytes) + ", end " + FormatBytes(p.end_bytes);
-    if (p.untracked_frees > 0) out += ", " + std::to_string(p.untracked_frees) + " untracked frees";
+    std::string line = "Memory on " + PlaceLabel(p) + ": peak " + FormatBytes(p.peak_bytes) +
+                       ", start " + FormatBytes(p.start_bytes) + ", end " + FormatBytes(p.end_bytes);
+    if (p.untracked_frees > 0) line += ", " + std::to_string(p.untracked_frees) + " untracked frees";
     if (!p.at_peak.empty()) {
-      out += "; at the peak held by";
+      line += "; at the peak held by";
       for (size_t i = 0; i < p.at_peak.size() && i < 3; ++i) {
-        const RowBytes& r = p.at_peak[i];
-        out += (i == 0 ? " " : ", ") + EscapeForTable(r.path.empty() ? r.name : ShortPath(r.path)) +
-               (r.tag ? " " + EscapeForTable(*r.tag) : "") + " " + FormatBytes(r.bytes);
+        line += (i == 0 ? " " : ", ") + HolderText(p.at_peak[i]) + " " +
+                FormatBytes(p.at_peak[i].bytes);
       }
     }
-    out += KindsAtPeak(p.categories_at_peak);
-    out += "\n";
+    line += KindsAtPeak(p.categories_at_peak);
+    out += WrapText(line, wrap, "", "  ");
   }
-  out += "Times in milliseconds; Self excludes nested events of the same thread";
-  if (gpu)
-    out += "; GPU is the time the GPU was busy with what a call launched, nested calls included";
+  std::string legend = "Times in milliseconds; Self excludes nested events of the same thread";
+  if (gpu) {
+    legend += "; GPU is the time the GPU was busy with what a call launched, nested calls included";
+  }
   if (!places.empty()) {
-    out += "; Peak Mem. is the most a call held at once, Live Mem. what is still allocated";
+    legend += "; Peak Mem. is the most a call held at once, Live Mem. what is still allocated";
   }
-  out += ".\n\n";
+  out += WrapText(legend + ".", wrap, "", "  ") + "\n";
   out += internal::AlignColumns(cells);
   if (events.empty()) out += "(no events recorded)\n";
   if (const size_t more = events.size() - shown; more > 0) {
@@ -163,8 +206,26 @@ std::string Report::Table(bool detailed, int row_limit) const {
                                  : EscapeForTable(summary_path)) +
            ")\n";
   }
-  // Warnings name events too.
-  for (const std::string& warning : warnings) out += "Warning: " + EscapeForTable(warning) + "\n";
+  // Warnings name events too. Growth has a section of its own.
+  std::vector<const std::string*> growth, other;
+  for (const std::string& warning : warnings) {
+    (internal::IsGrowthWarning(warning) ? growth : other).push_back(&warning);
+  }
+  if (!other.empty()) out += "\n";
+  for (const std::string* w : other) out += WrapText(EscapeForTable(*w), wrap, "Warning: ", "  ");
+  if (!growth.empty()) {
+    out += "\nWhy memory grew:\n";
+    for (const std::string* g : growth) out += WrapText(EscapeForTable(*g), wrap, "  - ", "    ");
+  }
+  if (!advice.empty()) {
+    out += "\nAdvice:\n";
+    for (const Advice& a : advice) {
+      out += WrapText(EscapeForTable(a.kind + ": " + a.message), wrap, "  - ", "    ");
+      out += WrapText(EscapeForTable("Fix: " + a.fix), wrap, "    ", "    ");
+    }
+  }
+  if (!notes.empty()) out += "\n";
+  for (const std::string& note : notes) out += WrapText(EscapeForTable(note), wrap, "Note: ", "  ");
   return out;
 }
 

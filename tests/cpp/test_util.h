@@ -113,6 +113,13 @@ inline bool HasWarning(const Report& report, const std::string& text) {
   return false;
 }
 
+inline bool HasNote(const Report& report, const std::string& text) {
+  for (const std::string& n : report.notes) {
+    if (n.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
 constexpr int64_t kMiB = 1 << 20;
 
 // Fake device addresses for RecordAlloc/RecordFree: never dereferenced.

@@ -90,7 +90,7 @@ def test_the_activations_at_the_peak_hold_what_backward_saved():
     # The ReLU's output, which the second Linear saves for its weight's gradient.
     assert at_peak["activation"] >= BATCH * HIDDEN * 4
     assert at_peak["parameter"] == nbytes(model.parameters())
-    memory_line = next(line for line in prof.report.table().splitlines()
+    memory_line = next(line for line in prof.report.table(width=None).splitlines()
                        if line.startswith("Memory on CPU"))
     assert "; by kind: " in memory_line and " activation 512.00 KiB (" in memory_line
 

@@ -116,7 +116,7 @@ TEST(NamesTest, MemoryHoldersKeepTheirNamesWhole) {
   EXPECT_EQ(cpu.at_peak[0].tag, tag);
   EXPECT_EQ(cpu.at_peak[0].bytes, 1000);
   const std::string table = report.Table();
-  EXPECT_NE(table.find("; at the peak held by a\\0b line\\nbreak 1000 B\n"), std::string::npos)
+  EXPECT_NE(table.find("; at the peak held by a\\0b [line\\nbreak] 1000 B\n"), std::string::npos)
       << table;
 }
 

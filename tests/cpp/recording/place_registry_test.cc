@@ -22,7 +22,7 @@
 namespace paddle_prof {
 namespace {
 
-using testing::HasWarning;
+using testing::HasNote;
 using testing::kMiB;
 using testing::MemoryTest;
 using testing::PlaceOf;
@@ -85,7 +85,7 @@ TEST_F(MemoryTest, FourThreadsHoldingTheirLargestBlocksAtOnceSetThePlacePeakToTh
     EXPECT_EQ(AtPeakBytes(cpu, "hold" + std::to_string(t)), largest[t]) << t;
   }
   EXPECT_EQ(AtPeakBytes(cpu, "churn"), 0);
-  EXPECT_FALSE(HasWarning(report, "peak_bytes")) << report.Table();
+  EXPECT_FALSE(HasNote(report, "peak_bytes")) << report.Table();
 }
 
 // 16 threads each hold 16 blocks of their own sizes at once, then free all but one.
@@ -187,8 +187,8 @@ TEST_F(TwoThreadsTest, WithoutTheTimelineThreadsPeakingApartGiveAnUpperBoundTheR
   EXPECT_EQ(report.steps[0].peak_bytes.at("CPU") - start, 2 * kMiB);
   EXPECT_EQ(report.steps[1].peak_bytes.at("CPU") - start, 2 * kMiB);
   EXPECT_EQ(PlaceOf(report, "CPU").peak_bytes - start, 2 * kMiB);
-  EXPECT_TRUE(HasWarning(report, "CPU: peak_bytes is an upper bound")) << report.Table();
-  EXPECT_TRUE(HasWarning(report, "2 threads allocated or freed on it between two step marks"));
+  EXPECT_TRUE(HasNote(report, "CPU: peak_bytes is an upper bound")) << report.Table();
+  EXPECT_TRUE(HasNote(report, "2 threads allocated or freed on it between two step marks"));
 }
 
 TEST_F(TwoThreadsTest, WithTheTimelineThreadsPeakingApartGiveTheExactPeak) {
@@ -199,7 +199,7 @@ TEST_F(TwoThreadsTest, WithTheTimelineThreadsPeakingApartGiveTheExactPeak) {
   const int64_t start = PlaceOf(report, "CPU").start_bytes;
   EXPECT_EQ(report.steps[0].peak_bytes.at("CPU") - start, kMiB);
   EXPECT_EQ(PlaceOf(report, "CPU").peak_bytes - start, kMiB);
-  EXPECT_FALSE(HasWarning(report, "peak_bytes")) << report.Table();
+  EXPECT_FALSE(HasNote(report, "peak_bytes")) << report.Table();
 }
 
 }  // namespace

@@ -61,7 +61,7 @@ TEST_F(MemoryTest, AtPeakEntriesAreSplitByTheCallPathThatAllocated) {
   EXPECT_EQ(backward->bytes, 5000);  // two calls on one path, one entry
   EXPECT_EQ(forward->bytes, 1000);
   EXPECT_EQ(&cpu.at_peak[0], backward);  // largest first
-  EXPECT_NE(r.Table().find("at the peak held by ConvolutionBackward0 > aten::empty 4.88 KiB, "
+  EXPECT_NE(r.Table(false, 0, 0).find("at the peak held by ConvolutionBackward0 > aten::empty 4.88 KiB, "
                            "forward > aten::empty 1000 B"),
             std::string::npos)
       << r.Table();

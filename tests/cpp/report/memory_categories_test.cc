@@ -114,12 +114,12 @@ TEST(MemoryCategoriesTest, EachBlockHasOneCategoryAndTheyAddUpToTheLiveBytes) {
     temporary_seen |= line.by_category.at("temporary")[i] == 50;
   }
   EXPECT_TRUE(temporary_seen);
-  // The summary keeps them, and the table says them in one line.
+  // The summary keeps them, and the table says them in one line (unwrapped).
   const Report read = internal::ReportFromJson(report.ToJson(), "test");
   EXPECT_EQ(testing::PlaceOf(read, "CPU").categories_at_peak, at_peak);
   EXPECT_EQ(testing::PlaceOf(read, "CPU").activations_at_peak[0].module, "Net");
   EXPECT_EQ(read.timeline.at("CPU").by_category, line.by_category);
-  EXPECT_NE(report.Table().find("; by kind: optimizer_state 7.81 KiB (41%), gradient 3.91 KiB "
+  EXPECT_NE(report.Table(false, Report::kDefaultRowLimit, 0).find("; by kind: optimizer_state 7.81 KiB (41%), gradient 3.91 KiB "
                                 "(21%), parameter 3.91 KiB (21%), activation 1.95 KiB (10%), "
                                 "input 1.27 KiB (7%), other 17 B (0%)\n"),
             std::string::npos)

@@ -144,7 +144,7 @@ TEST(MemoryGrowthWarningTest, NamesTheEventsHoldingBlocksFromSeveralSteps) {
   c.live_blocks = {LiveBlockOf(100, "small"), LiveBlockOf(4096, "cache", "[1]", 1),
                    LiveBlockOf(4096, "cache", "[2]", 2), LiveBlockOf(8192, "one_step", nullptr, 2),
                    LiveBlockOf(200, "small", nullptr, 2)};
-  EXPECT_EQ(MemoryGrowthWarning(c),
+  EXPECT_EQ(FindMemoryGrowth(c).warning,
             "live memory grew over 3 steps, from 0 bytes to 16,384 bytes at step ends; "
             "still-live blocks allocated in later and later steps are held by: cache (8,192 "
             "bytes from 2 steps, 2 tags: [2] 4,096 bytes, [1] 4,096 bytes); small (300 bytes "
@@ -152,23 +152,24 @@ TEST(MemoryGrowthWarningTest, NamesTheEventsHoldingBlocksFromSeveralSteps) {
 }
 
 TEST(MemoryGrowthWarningTest, ARiseOf4096BytesOverThreeStepsIsTheLeastThatWarns) {
-  EXPECT_EQ(MemoryGrowthWarning(Steps({{{"CPU", 1000}}, {{"CPU", 3000}}, {{"CPU", 5095}}})), "");
-  EXPECT_EQ(MemoryGrowthWarning(Steps({{{"CPU", 1000}}, {{"CPU", 3000}}, {{"CPU", 5096}}})),
+  EXPECT_EQ(FindMemoryGrowth(Steps({{{"CPU", 1000}}, {{"CPU", 3000}}, {{"CPU", 5095}}})).warning, "");
+  EXPECT_EQ(FindMemoryGrowth(Steps({{{"CPU", 1000}}, {{"CPU", 3000}}, {{"CPU", 5096}}})).warning,
             "live memory grew over 3 steps, from 1,000 bytes to 5,096 bytes at step ends; no "
             "event holds blocks from several steps (the growth is in blocks freed by other "
             "threads or allocated outside the tracked places).");
-  EXPECT_EQ(MemoryGrowthWarning(Steps({{{"CPU", 0}}, {{"CPU", 1 << 20}}})), "");
+  EXPECT_EQ(FindMemoryGrowth(Steps({{{"CPU", 0}}, {{"CPU", 1 << 20}}})).warning, "");
 }
 
 TEST(MemoryGrowthWarningTest, StepsThatMostlyFallAreNoTrend) {
   // The end is 4096 above the start, but five of the six changes go down.
-  EXPECT_EQ(MemoryGrowthWarning(Steps({{{"CPU", 0}},
+  EXPECT_EQ(FindMemoryGrowth(Steps({{{"CPU", 0}},
                                        {{"CPU", 9000}},
                                        {{"CPU", 8000}},
                                        {{"CPU", 7000}},
                                        {{"CPU", 6000}},
                                        {{"CPU", 5000}},
-                                       {{"CPU", 4096}}})),
+                                       {{"CPU", 4096}}}))
+                .warning,
             "");
 }
 
@@ -186,7 +187,7 @@ TEST(ProcessGrowthWarningTest, BreaksTheResidentGrowthIntoItsParts) {
                                    {"heap_in_use_bytes", 11 << 19},
                                    {"heap_free_bytes", 262144},
                                    {"malloc_mmap_bytes", 65536}}};
-  EXPECT_EQ(ProcessGrowthWarning(Steps(ends, process)),
+  EXPECT_EQ(FindProcessGrowth(Steps(ends, process)).warning,
             "the process's resident memory grew over 3 steps by 2,097,152 bytes: malloc heap in "
             "use 1,572,864 bytes (of which tracked places 40,960 bytes), freed but kept by malloc "
             "262,144 bytes, malloc's own mappings 65,536 bytes, the rest (196,608 bytes) outside "
@@ -197,7 +198,7 @@ TEST(ProcessGrowthWarningTest, BreaksTheResidentGrowthIntoItsParts) {
     process[i]["mmap_reserved_bytes"] = reserved[i];
     process[i]["mmap_resident_bytes"] = resident[i];
   }
-  EXPECT_EQ(ProcessGrowthWarning(Steps(ends, process)),
+  EXPECT_EQ(FindProcessGrowth(Steps(ends, process)).warning,
             "the process's resident memory grew over 3 steps by 2,097,152 bytes: malloc heap in "
             "use 1,572,864 bytes (of which tracked places 40,960 bytes), freed but kept by malloc "
             "262,144 bytes, malloc's own mappings 65,536 bytes, the program's anonymous mappings "
@@ -215,9 +216,9 @@ TEST(ProcessGrowthWarningTest, UnderOneMiBOrWithoutHeapFiguresNothingIsSaid) {
     return steps;
   };
   const std::vector<Figures> ends(3, Figures{{"CPU", 0}});
-  EXPECT_EQ(ProcessGrowthWarning(Steps(ends, process((1 << 20) - 1, true))), "");
-  EXPECT_NE(ProcessGrowthWarning(Steps(ends, process(1 << 20, true))), "");
-  EXPECT_EQ(ProcessGrowthWarning(Steps(ends, process(8 << 20, false))), "");
+  EXPECT_EQ(FindProcessGrowth(Steps(ends, process((1 << 20) - 1, true))).warning, "");
+  EXPECT_NE(FindProcessGrowth(Steps(ends, process(1 << 20, true))).warning, "");
+  EXPECT_EQ(FindProcessGrowth(Steps(ends, process(8 << 20, false))).warning, "");
 }
 
 }  // namespace

@@ -82,7 +82,7 @@ TEST(TablePrinterTest, AWholeTableLinesUpItsColumns) {
                 "conv2d       2      3      2      1         2         1.5       75.00%\n"
                 "relu [fp16]  1      0.5    0.5    0.5       0.5       0.5       20.00%\n"
                 "tiny         1000   0.021  0.021  0.000015  0.000042  0.000021  5.00%\n"
-                "Warning: x\n");
+                "\nWarning: x\n");
 }
 
 TEST(TablePrinterTest, BytesReadInBinaryUnitsUpToTiB) {
@@ -102,12 +102,14 @@ TEST(TablePrinterTest, BytesReadInBinaryUnitsUpToTiB) {
             std::string(kBanner) +
                 "Place: CPU  Total Time: 0ms  Sorted by total time in descending order\n"
                 "Memory on CPU: peak 1.25 MiB, start 0 B, end 1023 B\n"
+                // Lines past 120 columns wrap, their rest indented.
                 "Memory on CUDA:0: peak 3.00 GiB, start 1.00 KiB, end 1.50 KiB, 2 untracked "
-                "frees; at the peak held by matmul [8, 8] 2.00 GiB, [before profiling] 768.00 MiB, "
-                "relu 1.00 KiB\n"
+                "frees; at the peak held by matmul [8, 8] 2.00\n"
+                "  GiB, [before profiling] 768.00 MiB, relu 1.00 KiB\n"
                 "Memory on native: peak 5.00 TiB, start 2048.00 TiB, end -2.00 KiB\n"
                 "Times in milliseconds; Self excludes nested events of the same thread; Peak Mem. "
-                "is the most a call held at once, Live Mem. what is still allocated.\n\n"
+                "is the most a call held at once, Live\n"
+                "  Mem. what is still allocated.\n\n"
                 "Event  Calls  Total  Self  Min.  Max.  Ave.  Ratio.  Peak Mem.  Live Mem.\n"
                 "(no events recorded)\n");
 }
@@ -155,8 +157,8 @@ TEST(TablePrinterTest, GpuColumnsShowForTheGpuStatesAndOnlyForCalledRows) {
   const std::string table = report.Table();
   EXPECT_NE(table.find("\nPlace: All  Total Time: 0ms  Sorted by total time in descending order\n"
                        "Times in milliseconds; Self excludes nested events of the same thread; GPU "
-                       "is the time the GPU was busy with what a call launched, nested calls "
-                       "included.\n\n"),
+                       "is the time the GPU was busy with what a call\n"
+                       "  launched, nested calls included.\n\n"),
             std::string::npos)
       << table;
   for (const std::string line :
