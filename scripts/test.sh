@@ -39,7 +39,7 @@ PYTHONPATH=build-torch2/python PADDLE_PROF_TEST_BINARIES=build/tests \
   PADDLE_PROF_OTHER_TORCH_BUILD=build/python PADDLE_PROF_REQUIRE_HTA=1 \
   timeout 1200 "$torch2_python" -m pytest -q -p no:cacheprovider tests/python/test_torch.py \
     tests/python/test_torch_model_view.py tests/python/test_torch_memory_kinds.py \
-    tests/python/test_distributed.py
+    tests/python/test_distributed.py tests/python/test_advice.py
 # An installed copy serves another project through find_package(paddle_prof).
 prefix="$(mktemp -d)"
 cmake --install build --prefix "$prefix" > /dev/null

@@ -5,7 +5,8 @@
 //   data_bound        the data phase takes 30% or more of step time
 //   activation_bound  activations are 50% or more of a place's peak
 //   small_ops         half or more of self time in rows whose median call is under 20 µs
-//   straggler         a merged report's input behind the others
+//   straggler         a merged report's input behind the others: in steps, when any
+//                     input is (an op can be slow only for holding a wait for another)
 #ifndef PADDLE_PROF_SRC_ADVICE_H_
 #define PADDLE_PROF_SRC_ADVICE_H_
 

@@ -268,7 +268,13 @@ Report MergeReports(const std::vector<Report>& inputs, EventSortingKey key) {
     merged.warnings.push_back(std::move(w));
   }
   for (Advice& a : FigureAdvice(merged)) merged.advice.push_back(std::move(a));
-  for (const StragglerEvidence& e : stragglers) merged.advice.push_back(StragglerAdvice(e));
+  // Steps, counted outside communication, say who the others wait for; an op can be slow
+  // on a rank only because it holds a wait for another (DDP's backward does).
+  const bool in_steps = std::any_of(stragglers.begin(), stragglers.end(),
+                                    [](const StragglerEvidence& e) { return e.steps > 0; });
+  for (const StragglerEvidence& e : stragglers) {
+    if (!in_steps || e.steps > 0) merged.advice.push_back(StragglerAdvice(e));
+  }
   return merged;
 }
 

@@ -1,6 +1,7 @@
 // Report::Table(): the text report, laid out like Paddle's profiler report.
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <string>
 #include <utility>
@@ -29,12 +30,33 @@ using internal::PlaceLabel;
 using internal::ShortPath;
 using internal::WrapText;
 
-// The table's times: four significant digits, never an exponent ("0.01718", "1284"),
-// and whole milliseconds from 10 s on; below a microsecond, six decimals ("0.000015").
+// The table's times and bytes, three or four significant digits: the files keep them
+// whole. Times never take an exponent ("0.0233", "147.9"), whole milliseconds from 10 s
+// on, six decimals below a microsecond ("0.000015"); bytes in binary units ("254 KiB",
+// "70.7 KiB", "1.02 MiB"), whole bytes below 1 KiB.
 std::string TableMs(double ms) {
   char buf[64];
-  const char* format = ms != 0 && ms < 0.001 ? "%.6f" : ms >= 1e4 ? "%.0f" : "%.4g";
+  const char* format = ms != 0 && ms < 0.001 ? "%.6f"
+                       : ms < 1              ? "%.3g"
+                       : ms < 1e4            ? "%.4g"
+                                             : "%.0f";
   std::snprintf(buf, sizeof(buf), format, ms);
+  return buf;
+}
+
+std::string TableBytes(int64_t bytes) {
+  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double value = static_cast<double>(bytes < 0 ? -bytes : bytes);
+  if (value < 1024) return std::to_string(bytes) + " B";
+  size_t unit = 0;
+  value /= 1024;
+  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
+    value /= 1024;
+    ++unit;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), value >= 100 ? "%s%.0f %s" : value >= 10 ? "%s%.1f %s" : "%s%.2f %s",
+                bytes < 0 ? "-" : "", value, kUnits[unit]);
   return buf;
 }
 
@@ -124,16 +146,16 @@ std::string Report::Table(bool detailed, int row_limit, int width) const {
       }
     }
     if (!places.empty()) {
-      line.push_back(FormatBytes(internal::SumOverPlaces(row, &MemoryStats::peak_bytes)));
-      line.push_back(FormatBytes(internal::SumOverPlaces(row, &MemoryStats::live_bytes)));
+      line.push_back(TableBytes(internal::SumOverPlaces(row, &MemoryStats::peak_bytes)));
+      line.push_back(TableBytes(internal::SumOverPlaces(row, &MemoryStats::live_bytes)));
     }
     if (detailed) {
       for (const std::string& place : place_names) {
         const auto it = row.memory.find(place);
         const MemoryStats m = it != row.memory.end() ? it->second : MemoryStats{};
-        line.push_back(FormatBytes(m.alloc_bytes));
+        line.push_back(TableBytes(m.alloc_bytes));
         line.push_back(std::to_string(m.alloc_count));
-        line.push_back(FormatBytes(m.free_bytes));
+        line.push_back(TableBytes(m.free_bytes));
         line.push_back(std::to_string(m.free_count));
       }
     }

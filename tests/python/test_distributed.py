@@ -185,6 +185,21 @@ if __name__ == "__main__":
     assert "ALONE True []" in proc.stdout
 
 
+def test_ranks_alike_have_no_straggler(two_ranks, tmp_path):
+    import json
+    import paddle_prof
+    out_dir, _ = two_ranks
+    # Rank 0's profile as both ranks: nobody is behind.
+    summary = json.loads((out_dir / "rank0.json.summary.json").read_text())
+    summary["process"]["rank"] = 1
+    summary["process"]["pid"] += 1
+    (tmp_path / "twin.summary.json").write_text(json.dumps(summary))
+    merged = paddle_prof.merge([out_dir / "rank0.json.summary.json",
+                                tmp_path / "twin.summary.json"])
+    assert not [a for a in merged.advice if a.kind == "straggler"], merged.advice
+    assert not [w for w in merged.warnings if "is a straggler in" in w], merged.warnings
+
+
 def test_merge_names_the_slow_rank_its_event_and_its_steps(two_ranks):
     import paddle_prof
     out_dir, _ = two_ranks
@@ -206,6 +221,13 @@ def test_merge_names_the_slow_rank_its_event_and_its_steps(two_ranks):
                                  "rank 0 is a straggler in DistributedDataParallel"))
                    or re.match(r"rank 0 is a straggler in \d+ of 5 steps", w)
                    for w in stragglers), stragglers
+    # The advice names the rank to look at, once, with what it lost.
+    stragglers = [a for a in merged.advice if a.kind == "straggler"]
+    assert [a.message.split(" is behind")[0] for a in stragglers] == ["rank 1"], merged.advice
+    assert re.match(r"rank 1 is behind the others in [45] of 5 steps and in \d+ ops?, by ",
+                    stragglers[0].message), stragglers[0].message
+    assert stragglers[0].ms > 0 and stragglers[0].bytes is None
+    assert stragglers[0].fix.startswith("Look at rank 1 first")
     assert [step.slowest for step in merged.steps][:4] == [1] * 4
     for step in merged.steps:
         assert set(step.wall_ms_by) == {"0", "1"}
