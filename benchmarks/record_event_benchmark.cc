@@ -16,6 +16,7 @@
 #include "event_record.h"
 #include "flags.h"
 #include "name_interner.h"
+#include "own_arena.h"
 #include "paddle_prof/paddle_prof.h"
 #include "steady_state.h"
 
@@ -104,8 +105,10 @@ void BM_RecordEventEnabledStringViewName(benchmark::State& state) {
 BENCHMARK(BM_RecordEventEnabledStringViewName)->Threads(1)->Threads(2);
 
 // A name never seen before on every scope: the intern cache's slow path, and what an
-// interned name costs in memory while its window lasts: "heap B/name" is malloc's bytes
-// in use per name (the copy and the cache's table), "copy B/name" the copy alone.
+// interned name costs in memory while its window lasts: "own B/name" is the bytes mapped
+// for the profiler's arenas per name (the copy and the cache's table, own_arena.h),
+// "heap B/name" malloc's bytes in use per name (the cache's bucket array), "copy B/name"
+// the copy alone.
 void BM_RecordEventEnabledNewNames(benchmark::State& state) {
   using paddle_prof::internal::InternedBytes;
   using paddle_prof::internal::InternedNames;
@@ -113,6 +116,7 @@ void BM_RecordEventEnabledNewNames(benchmark::State& state) {
   { paddle_prof::RecordEvent warm(std::string("warm")); }  // the recorder exists
   std::string name = "op_type_00000000";                   // as long as a framework's op type
   const int64_t heap = static_cast<int64_t>(mallinfo2().uordblks);
+  const int64_t own = paddle_prof::internal::OwnArena::AllMappedBytes();
   const int64_t names = InternedNames(), bytes = InternedBytes();
   int64_t i = 0;
   for (auto _ : state) {
@@ -126,6 +130,7 @@ void BM_RecordEventEnabledNewNames(benchmark::State& state) {
     return static_cast<double>(total) / static_cast<double>(InternedNames() - names);
   };
   state.counters["heap B/name"] = per_name(static_cast<int64_t>(mallinfo2().uordblks) - heap);
+  state.counters["own B/name"] = per_name(paddle_prof::internal::OwnArena::AllMappedBytes() - own);
   state.counters["copy B/name"] = per_name(InternedBytes() - bytes);
   paddle_prof::StopProfiler();
 }

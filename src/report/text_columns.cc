@@ -36,8 +36,11 @@ std::string WrapText(const std::string& text, size_t width, const std::string& f
   bool empty = true;  // no word on `line` yet
   size_t i = 0;
   while (i < text.size()) {
-    size_t end = text.find(' ', i);
-    if (end == std::string::npos) end = text.size();
+    // A word ends at a space outside brackets: a shape ("[1, 16, 41, 32]") stays whole.
+    size_t end = i;
+    for (int depth = 0; end < text.size() && (text[end] != ' ' || depth > 0); ++end) {
+      depth += text[end] == '[' ? 1 : text[end] == ']' && depth > 0 ? -1 : 0;
+    }
     std::string word = text.substr(i, end - i);
     i = end + 1;
     if (word.empty()) continue;

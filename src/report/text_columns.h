@@ -16,8 +16,9 @@ size_t TextWidth(const std::string& text);
 std::string AlignColumns(const std::vector<std::vector<std::string>>& lines);
 
 // `text` (one line, valid UTF-8) as lines of at most `width` characters (0: one line),
-// broken at spaces, the first starting with `first`, the others with `rest`; a word
-// wider than a line is broken where the line ends. Each line ends in a newline.
+// broken at spaces outside brackets (a shape stays whole), the first starting with
+// `first`, the others with `rest`; a word wider than a line is broken where the line
+// ends. Each line ends in a newline.
 std::string WrapText(const std::string& text, size_t width, const std::string& first,
                      const std::string& rest);
 
