@@ -4,6 +4,25 @@
 
 namespace paddle_prof::internal {
 
+namespace {
+
+// Whether the space at `at` comes before a unit ("KiB", "ms", ...), ending a word there.
+bool BeforeUnit(const std::string& text, size_t at) {
+  size_t end = text.find(' ', at + 1);
+  if (end == std::string::npos) end = text.size();
+  std::string word = text.substr(at + 1, end - at - 1);
+  while (!word.empty() && (word.back() == ',' || word.back() == ';' || word.back() == ')' ||
+                           word.back() == '.')) {
+    word.pop_back();
+  }
+  for (const char* unit : {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ms", "\u00b5s"}) {
+    if (word == unit) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 size_t TextWidth(const std::string& text) {
   size_t width = 0;
   for (const char c : text) width += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
@@ -36,9 +55,11 @@ std::string WrapText(const std::string& text, size_t width, const std::string& f
   bool empty = true;  // no word on `line` yet
   size_t i = 0;
   while (i < text.size()) {
-    // A word ends at a space outside brackets: a shape ("[1, 16, 41, 32]") stays whole.
+    // A word ends at a space outside brackets and not before a unit: a shape
+    // ("[1, 16, 41, 32]") and a figure ("1.00 MiB") stay whole.
     size_t end = i;
-    for (int depth = 0; end < text.size() && (text[end] != ' ' || depth > 0); ++end) {
+    for (int depth = 0; end < text.size() && (text[end] != ' ' || depth > 0 || BeforeUnit(text, end));
+         ++end) {
       depth += text[end] == '[' ? 1 : text[end] == ']' && depth > 0 ? -1 : 0;
     }
     std::string word = text.substr(i, end - i);

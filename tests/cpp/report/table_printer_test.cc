@@ -104,8 +104,8 @@ TEST(TablePrinterTest, BytesReadInBinaryUnitsUpToTiB) {
                 "Memory on CPU: peak 1.25 MiB, start 0 B, end 1023 B\n"
                 // Lines past 120 columns wrap, their rest indented.
                 "Memory on CUDA:0: peak 3.00 GiB, start 1.00 KiB, end 1.50 KiB, 2 untracked "
-                "frees; at the peak held by matmul [8, 8] 2.00\n"
-                "  GiB, [before profiling] 768.00 MiB, relu 1.00 KiB\n"
+                "frees; at the peak held by matmul [8, 8]\n"
+                "  2.00 GiB, [before profiling] 768.00 MiB, relu 1.00 KiB\n"
                 "Memory on native: peak 5.00 TiB, start 2048.00 TiB, end -2.00 KiB\n"
                 "Times in milliseconds; Self excludes nested events of the same thread; Peak Mem. "
                 "is the most a call held at once, Live\n"
