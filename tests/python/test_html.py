@@ -257,6 +257,8 @@ def test_a_merged_profile_shows_every_rank(tmp_path):
                 spread: Array.from(document.querySelectorAll('svg.spread-chart g[data-row]'),
                                    g => [g.dataset.row, g.dataset.argmax]),
                 stragglers: texts('#warnings li.straggler'),
+                advice: texts('#advice li.straggler'),
+                first_section: document.querySelector('section:not([hidden])').id,
                 first_step_ends: Array.from(document.querySelectorAll('svg.memory-chart'),
                     s => +s.querySelector('line.step-boundary').dataset.tMs)};""")["value"]
     assert result["inputs"] == ["rank 0", "rank 1"]
@@ -270,6 +272,10 @@ def test_a_merged_profile_shows_every_rank(tmp_path):
     assert result["ranks"] == "2"
     assert result["spread"][0] == ["slow_op", "1"]
     assert any("rank 1 is a straggler in slow_op" in w for w in result["stragglers"])
+    # The advice comes first: the rank to look at, and the fix.
+    assert result["first_section"] == "advice-section"
+    assert len(result["advice"]) == 1 and "rank 1 is behind the others in 3 of 3 steps" in \
+        result["advice"][0] and "Fix:Look at rank 1 first" in result["advice"][0], result["advice"]
 
 
 def synthetic_summary(rows, steps, places, ranks=None, points=2000):

@@ -240,6 +240,39 @@ TEST(ReportMergeTest, TheStragglerIsTheRankTheOthersWaitedFor) {
   EXPECT_EQ(merged.warnings, expected);
 }
 
+// Growth advice comes from each input's own records and is carried, named; the rest is
+// advised on the merged figures; the straggler is the rank behind in steps, not the one
+// whose op held a wait for it.
+TEST(ReportMergeTest, AdviceIsCarriedOrAdvisedAnewAndNamesTheStragglingRank) {
+  std::vector<Report> inputs = {Input(1, 0, {}), Input(2, 1, {})};
+  inputs[0].steps = {Step(0, 55.0, 0)};
+  inputs[0].steps[0].comm_ms = 52.0;
+  inputs[1].steps = {Step(0, 54.5, 0)};
+  inputs[1].steps[0].comm_ms = 1.5;
+  inputs[0].events.push_back(TimedRow("gloo:all_reduce", 1, 52, 52, 52, 52));
+  inputs[1].events.push_back(TimedRow("gloo:all_reduce", 1, 1.5, 1.5, 1.5, 1.5));
+  inputs[0].events.push_back(TimedRow("backward", 1, 53, 1, 53, 53));  // holds the wait
+  inputs[1].events.push_back(TimedRow("backward", 1, 2, 2, 2, 2));
+  inputs[1].events.push_back(TimedRow("slow_op", 1, 50, 50, 50, 50));
+  inputs[0].advice = {{"varying_shapes", "conv holds 3.00 MiB", "bin", int64_t{3} << 20, {}},
+                      {"small_ops", "per input", "fuse", std::nullopt, 9.0}};
+  inputs[0].notes = {"native: a caveat"};
+  const Report merged = MergeReports(inputs, EventSortingKey::kTotal);
+  std::vector<std::string> kinds, messages;
+  for (const Advice& a : merged.advice) {
+    kinds.push_back(a.kind);
+    messages.push_back(a.message);
+  }
+  EXPECT_EQ(kinds, (std::vector<std::string>{"varying_shapes", "straggler"}));
+  EXPECT_EQ(messages[0], "rank 0: conv holds 3.00 MiB");
+  EXPECT_EQ(messages[1],
+            "rank 1 is behind the others in 1 of 1 steps and in 1 op, by 50.0 ms in all; worst: "
+            "slow_op: 50.0 ms there against a median of 0.0 ms over 2 ranks.");
+  EXPECT_EQ(merged.advice[1].ms, 50.0);
+  EXPECT_TRUE(HasWarning(merged, "rank 0 is a straggler in backward"));  // a warning, no advice
+  EXPECT_EQ(merged.notes, std::vector<std::string>{"rank 0: native: a caveat"});
+}
+
 TEST(ReportMergeTest, StepStragglersListFiveSteps) {
   std::vector<Report> inputs = {Input(1, 0, {}), Input(2, 1, {})};
   for (int i = 0; i < 7; ++i) {

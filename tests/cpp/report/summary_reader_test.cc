@@ -97,8 +97,15 @@ TEST(SummaryReaderTest, MergedAndChildFieldsReadBack) {
   report.oom->holders = {holder};
   report.places[0].at_peak.push_back(holder);
   report.events[0].sources = {{"train.py:3 in f", 5}, {"eval.py:9 in g", 2}};
+  report.advice = {{"small_ops", "m", "f", std::nullopt, 2.5}, {"data_bound", "d", "g", 7, std::nullopt}};
+  report.notes = {"native: peak_bytes is the highest ..."};
   const std::string json = report.ToJson();
   const Report read = ReportFromJson(json, "test");
+  ASSERT_EQ(read.advice.size(), 2u);
+  EXPECT_EQ(read.advice[0].ms, 2.5);
+  EXPECT_FALSE(read.advice[0].bytes);
+  EXPECT_EQ(read.advice[1].bytes, 7);
+  EXPECT_EQ(read.notes, report.notes);
   EXPECT_EQ(read.ToJson(), json);
   EXPECT_EQ(read.oom->holders.at(0).native_stack.size(), 2u);
   EXPECT_EQ(read.places[0].at_peak.back().source, "train.py:3 in f");
