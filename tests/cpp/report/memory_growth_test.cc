@@ -173,6 +173,14 @@ TEST(MemoryGrowthWarningTest, StepsThatMostlyFallAreNoTrend) {
             "");
 }
 
+TEST(MemoryGrowthWarningTest, GrowthWarningsAreKnownBehindAMergedInputsName) {
+  EXPECT_TRUE(IsGrowthWarning("live memory grew over 3 steps, from 0 bytes"));
+  EXPECT_TRUE(IsGrowthWarning("rank 1: the process's resident memory grew over 3 steps by 1"));
+  EXPECT_TRUE(IsGrowthWarning("rank 0: pid 7: live memory grew over 3 steps"));
+  EXPECT_FALSE(IsGrowthWarning("rank 1 is a straggler in live memory grew over"));
+  EXPECT_FALSE(IsGrowthWarning("3 scope(s) ended on another thread"));
+}
+
 TEST(ProcessGrowthWarningTest, BreaksTheResidentGrowthIntoItsParts) {
   const std::vector<Figures> ends = {{{"CPU", 0}}, {{"CPU", 16384}}, {{"CPU", 40960}}};
   std::vector<Figures> process = {{{"rss_bytes", 10 << 20},

@@ -218,5 +218,72 @@ TEST(TablePrinterTest, TheRowLimitKeepsTheFirstRowsAndSaysWhereTheRestAre) {
   EXPECT_EQ(report.events.size(), 60u);     // the Report keeps every row
 }
 
+
+// The layout of the case the product was born from (examples/shape_growth.py under
+// run --native): each thing once, in order, within 120 columns, shape tags told apart.
+TEST(TablePrinterTest, TheShapeGrowthReportReadsTopToBottom) {
+  Report report;
+  report.sorted_by = EventSortingKey::kLiveMemory;
+  report.wall_ms = 147.5;
+  report.steps.resize(24);
+  const std::string rest = ", [16, 16, 3, 3], [0], [1, 1], [1, 1], [1, 1], []]";
+  for (const int height : {41, 60}) {
+    report.events.push_back(TimedRow("aten::mkldnn_convolution", 4, 2.682, 2.642, 0.2331, 1.921));
+    report.events.back().tag = "[[1, 16, " + std::to_string(height) + ", 32]" + rest;
+    report.events.back().memory["native"] = testing::Memory(260480, 0, 0, 0, 0, 72346);
+  }
+  report.events.push_back(TimedRow("aten::empty", 4, 0.02, 0.02, 0.004, 0.006));
+  report.events.back().tag = "[[1, 144, 1280], [], [], [], [], []]";
+  report.places = {{"native", 66936832, 66241536, 66935808, 0, {}}};
+  report.places[0].at_peak = {{"[before profiling]", std::nullopt, 66241536},
+                              {"aten::mkldnn_convolution",
+                               "[[1, 16, 41, 32]" + rest,
+                               72346,
+                               {"nn.Module: Sequential.2.conv1", "aten::conv2d",
+                                "aten::mkldnn_convolution"}}};
+  report.warnings = {"live memory grew over 24 steps, from 66,241,536 bytes to 66,935,808 "
+                     "bytes at step ends; still-live blocks allocated in later and later steps "
+                     "are held by: aten::mkldnn_convolution (694,272 bytes from 15 steps, 15 "
+                     "tags: [[1, 16, 41, 32], …] 72,346 bytes, +14 more).",
+                     "3 GPU kernel(s) were launched with no event open."};
+  report.advice = {{"varying_shapes", "aten::mkldnn_convolution holds 678.00 KiB.",
+                    "Bin or pad the inputs to a few sizes.", 694272, std::nullopt}};
+  report.notes = {"native: peak_bytes is the highest of the live bytes at step marks."};
+  EXPECT_EQ(
+      report.Table(),
+      std::string(kBanner) +
+          "Place: CPU  Total Time: 147.5ms  Sorted by live memory in descending order  Steps: 24\n"
+          "Memory on native: peak 63.84 MiB, start 63.17 MiB, end 63.83 MiB; at the peak held by "
+          "[before profiling] 63.17 MiB,\n"
+          "  nn.Module: Sequential.2.conv1 > aten::mkldnn_convolution\n"
+          "  [[1, 16, 41, 32], [16, 16, 3, 3], [0], [1, 1], [1, 1], [1, 1]] 70.65 KiB\n"
+          "Times in milliseconds; Self excludes nested events of the same thread; Peak Mem. is "
+          "the most a call held at once, Live\n"
+          "  Mem. what is still allocated.\n\n"
+          "Event                                          Calls  Total  Self   Min.   Max.   "
+          "Ave.   Ratio.  Peak Mem.  Live Mem.\n"
+          "aten::mkldnn_convolution [[1, 16, 41, 32], …]  4      2.682  2.642  0.233  1.921  "
+          "0.67   0.00%   254 KiB    70.7 KiB\n"
+          "aten::mkldnn_convolution [[1, 16, 60, 32], …]  4      2.682  2.642  0.233  1.921  "
+          "0.67   0.00%   254 KiB    70.7 KiB\n"
+          "aten::empty [[1, 144, 1280]]                   4      0.02   0.02   0.004  0.006  "
+          "0.005  0.00%   0 B        0 B\n"
+          "\n"
+          "Warning: 3 GPU kernel(s) were launched with no event open.\n"
+          "\n"
+          "Why memory grew:\n"
+          "  - live memory grew over 24 steps, from 66,241,536 bytes to 66,935,808 bytes at step "
+          "ends; still-live blocks allocated\n"
+          "    in later and later steps are held by: aten::mkldnn_convolution (694,272 bytes "
+          "from 15 steps, 15 tags:\n"
+          "    [[1, 16, 41, 32], …] 72,346 bytes, +14 more).\n"
+          "\n"
+          "Advice:\n"
+          "  - varying_shapes: aten::mkldnn_convolution holds 678.00 KiB.\n"
+          "    Fix: Bin or pad the inputs to a few sizes.\n"
+          "\n"
+          "Note: native: peak_bytes is the highest of the live bytes at step marks.\n");
+}
+
 }  // namespace
 }  // namespace paddle_prof
