@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "clock.h"
 #include "event_record.h"
 #include "flags.h"
 #include "name_interner.h"
@@ -40,6 +41,21 @@ void BM_EmptyLoop(benchmark::State& state) {
   for (auto _ : state) benchmark::ClobberMemory();
 }
 BENCHMARK(BM_EmptyLoop);
+
+// An enabled scope's floor: the two clock reads it takes (the TSC where the CPU has
+// one, as the profiler's clock where it is invariant).
+void BM_ClockPair(benchmark::State& state) {
+  for (auto _ : state) {
+#ifdef PADDLE_PROF_HAS_TSC
+    benchmark::DoNotOptimize(__rdtsc());
+    benchmark::DoNotOptimize(__rdtsc());
+#else
+    benchmark::DoNotOptimize(paddle_prof::internal::MonotonicNs());
+    benchmark::DoNotOptimize(paddle_prof::internal::MonotonicNs());
+#endif
+  }
+}
+BENCHMARK(BM_ClockPair);
 
 // No ClobberMemory here: the profiler's flag is an atomic, loaded on every pass anyway.
 void BM_RecordEventDisabled(benchmark::State& state) {

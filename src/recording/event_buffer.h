@@ -47,6 +47,16 @@ class EventBuffer {
     size_.store(n + 1, std::memory_order_release);  // publishes the record to the collector
     return true;
   }
+  // Owner thread only: Append() when the record goes into the chunk already in place
+  // (no allocation, no call), else false and nothing appended: the caller's common case
+  // stays free of calls, and the rest goes through Append().
+  __attribute__((always_inline)) bool AppendInChunk(const EventRecord& record) {
+    const size_t n = size_.load(std::memory_order_relaxed);
+    if (n % kRecordsPerChunk == 0) return false;
+    chunks_[Slot(n)].load(std::memory_order_relaxed)[n % kRecordsPerChunk] = record;
+    size_.store(n + 1, std::memory_order_release);  // publishes the record to the collector
+    return true;
+  }
   // Owner thread only: forget the records, keep the memory (gathered in the first slots).
   // With a `capture_prefix` (capture_files.h), the window's chunks are instead mapped
   // from files named by it and the chunk number, so that what is written survives the

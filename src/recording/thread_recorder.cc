@@ -94,6 +94,71 @@ void ThreadRecorder::StartCapture(uint64_t window) {
   buffer_.Reserve();  // the first chunk's file now, not at the first record
 }
 
+bool ThreadRecorder::BeginSlow(const void* owner, const char* name, const char* tag,
+                               uint64_t window, uint32_t* depth) {
+  SyncWindow(window);
+  uint32_t d = depth_.load(std::memory_order_relaxed);
+  if (d > 0 && stack_[d - 1].owner.load(std::memory_order_relaxed) == kAbandoned) {
+    d = PopAbandoned(d);
+  }
+  uint32_t stack = 0;
+  if (d == 0) {
+    if (const StackCapture capture = g_stack_capture.load(std::memory_order_relaxed)) {
+      stack = capture();
+      // Code the capture ran (a finalizer, say) may have left a scope of its own open.
+      d = depth_.load(std::memory_order_relaxed);
+    }
+  }
+  // Counted as begun before anything can drop it: what the window began and the report
+  // does not hold is left out, counted once (see BegunInWindow). After the capture,
+  // whose code may begin scopes of its own: serials grow with depth.
+  const uint64_t serial = next_serial_.load(std::memory_order_relaxed) + 1;
+  next_serial_.store(serial, std::memory_order_relaxed);
+  if (d == kMaxDepth) {
+    Bump(counters_.dropped);
+    return false;
+  }
+  OpenScope& scope = stack_[d];
+  if (d == 0) scope.stack = stack;
+  scope.name = name;
+  scope.tag = tag;
+  scope.owner.store(owner, std::memory_order_relaxed);
+  scope.window.store(window, std::memory_order_relaxed);
+  scope.serial = serial;
+  scope.memory.Clear();
+  scope.gpu = g_gpu_tracer.load(std::memory_order_relaxed);
+  if (scope.gpu != nullptr) scope.gpu->PushScope(GpuScopeId(index_, scope.serial));
+  depth_.store(d + 1, std::memory_order_relaxed);
+  *depth = d;
+  scope.start = Clock::Now();  // last, so that the bookkeeping is not timed
+  return true;
+}
+
+void ThreadRecorder::EmitSlow(const OpenScope& scope, uint32_t depth, uint64_t end_tick) {
+  if (scope.gpu != nullptr) scope.gpu->PopScope();
+  // Acquire pairs with the release that opened the window: the collector of the
+  // previous window is done with this memory before it is written again.
+  const uint64_t window = g_window.load(std::memory_order_acquire);
+  if (window == 0) return;  // profiling is off: the collector counted the scope as open
+  SyncWindow(window);
+  // The native interval closes with each call, so that the timeline follows the calls.
+  if (native_owners_ != 0) FlushNative(g_native_place_index.load(std::memory_order_relaxed));
+  // A scope begun in an earlier window is cut: its record only tells the report
+  // where its children's time belongs. It has left the stack, so its interned name
+  // may be freed when this window starts (just now): the record names nothing.
+  const bool cut = scope.window.load(std::memory_order_relaxed) != window;
+  const bool recorded = buffer_.Append(EventRecord::Call(
+      cut ? nullptr : scope.name, cut ? nullptr : scope.tag, depth, cut, scope.start, end_tick));
+  if (!recorded && !cut) Bump(counters_.dropped);
+  if (!scope.memory.empty()) FoldMemory(scope, depth, recorded && !cut);
+  if (scope.gpu != nullptr && recorded && !cut) {
+    buffer_.Append(EventRecord::GpuScope(GpuScopeId(index_, scope.serial)));
+  }
+  if (depth == 0 && scope.stack != 0 && recorded && !cut) {
+    buffer_.Append(EventRecord::Stack(scope.stack));
+  }
+}
+
 uint32_t ThreadRecorder::PopAbandoned(uint32_t depth) {
   while (depth > 0 && stack_[depth - 1].owner.load(std::memory_order_relaxed) == kAbandoned) {
     --depth;

@@ -89,50 +89,45 @@ class ThreadRecorder {
   // ---- Owner-thread operations: the hot path, inline. ----
 
   // Opens a scope for `owner` in `window`; false (and a counted drop) past kMaxDepth.
-  bool Begin(const void* owner, const char* name, const char* tag, uint64_t window,
-             uint32_t* depth) {
-    SyncWindow(window);
-    uint32_t d = depth_.load(std::memory_order_relaxed);
-    if (d > 0 && stack_[d - 1].owner.load(std::memory_order_relaxed) == kAbandoned) {
-      d = PopAbandoned(d);
-    }
-    uint32_t stack = 0;
-    if (d == 0) {
-      if (const StackCapture capture = g_stack_capture.load(std::memory_order_relaxed)) {
-        stack = capture();
-        // Code the capture ran (a finalizer, say) may have left a scope of its own open.
-        d = depth_.load(std::memory_order_relaxed);
-      }
-    }
-    // Counted as begun before anything can drop it: what the window began and the report
-    // does not hold is left out, counted once (see BegunInWindow). After the capture,
-    // whose code may begin scopes of its own: serials grow with depth.
+  // Inline to the end of the common case (the window's recorder, no abandoned scope on
+  // top, no stack to take, no GPU tracer): a handful of loads and stores around the clock
+  // read, no call. The rest is BeginSlow's, out of line, so that its calls cost the
+  // common case no saved registers.
+  __attribute__((always_inline)) bool Begin(const void* owner, const char* name,
+                                            const char* tag, uint64_t window, uint32_t* depth) {
+    const uint32_t d = depth_.load(std::memory_order_relaxed);
+    const bool rare =
+        window_.load(std::memory_order_relaxed) != window || d >= kMaxDepth ||
+        (d > 0 ? stack_[d - 1].owner.load(std::memory_order_relaxed) == kAbandoned
+               : g_stack_capture.load(std::memory_order_relaxed) != nullptr) ||
+        g_gpu_tracer.load(std::memory_order_relaxed) != nullptr;
+    if (__builtin_expect(rare, 0)) return BeginSlow(owner, name, tag, window, depth);
     const uint64_t serial = next_serial_.load(std::memory_order_relaxed) + 1;
     next_serial_.store(serial, std::memory_order_relaxed);
-    if (d == kMaxDepth) {
-      Bump(counters_.dropped);
-      return false;
-    }
     OpenScope& scope = stack_[d];
-    if (d == 0) scope.stack = stack;
+    scope.stack = 0;  // read only at depth 0
     scope.name = name;
     scope.tag = tag;
     scope.owner.store(owner, std::memory_order_relaxed);
     scope.window.store(window, std::memory_order_relaxed);
     scope.serial = serial;
     scope.memory.Clear();
-    scope.gpu = g_gpu_tracer.load(std::memory_order_relaxed);
-    if (scope.gpu != nullptr) scope.gpu->PushScope(GpuScopeId(index_, scope.serial));
+    scope.gpu = nullptr;
     depth_.store(d + 1, std::memory_order_relaxed);
     *depth = d;
     scope.start = Clock::Now();  // last, so that the bookkeeping is not timed
     return true;
   }
 
+  // Begin() in every case: rewinds for a new window, drops abandoned scopes, takes a
+  // top-level scope's stack, tells the GPU tracer.
+  bool BeginSlow(const void* owner, const char* name, const char* tag, uint64_t window,
+                 uint32_t* depth);
+
   // Ends `owner`'s scope at `depth` if it is still open (an outer end may have closed
   // it). A live owner's address is unique, so it also tells the scope from a later one
   // at the same depth.
-  void End(const void* owner, uint32_t depth, uint64_t end_tick) {
+  __attribute__((always_inline)) void End(const void* owner, uint32_t depth, uint64_t end_tick) {
     if (depth + 1 == depth_.load(std::memory_order_relaxed) &&
         stack_[depth].owner.load(std::memory_order_relaxed) == owner) {
       depth_.store(depth, std::memory_order_relaxed);
@@ -229,31 +224,28 @@ class ThreadRecorder {
   void AddNative(int place, const char* name, const char* tag, int64_t delta);
   void FlushNative(int place);
 
-  // Every scope that leaves the stack goes through here (or PopAbandoned).
-  void Emit(const OpenScope& scope, uint32_t depth, uint64_t end_tick) {
-    if (scope.gpu != nullptr) scope.gpu->PopScope();
-    // Acquire pairs with the release that opened the window: the collector of the
-    // previous window is done with this memory before it is written again.
+  // Every scope that leaves the stack goes through here (or PopAbandoned). Inline for
+  // the common case, with no call: a scope of the current window that touched no
+  // memory, with no GPU tracer, no native interval open and no stack to record, is one
+  // record appended to the chunk in place.
+  __attribute__((always_inline)) void Emit(const OpenScope& scope, uint32_t depth,
+                                           uint64_t end_tick) {
     const uint64_t window = g_window.load(std::memory_order_acquire);
-    if (window == 0) return;  // profiling is off: the collector counted the scope as open
-    SyncWindow(window);
-    // The native interval closes with each call, so that the timeline follows the calls.
-    if (native_owners_ != 0) FlushNative(g_native_place_index.load(std::memory_order_relaxed));
-    // A scope begun in an earlier window is cut: its record only tells the report
-    // where its children's time belongs. It has left the stack, so its interned name
-    // may be freed when this window starts (just now): the record names nothing.
-    const bool cut = scope.window.load(std::memory_order_relaxed) != window;
-    const bool recorded = buffer_.Append(EventRecord::Call(
-        cut ? nullptr : scope.name, cut ? nullptr : scope.tag, depth, cut, scope.start, end_tick));
-    if (!recorded && !cut) Bump(counters_.dropped);
-    if (!scope.memory.empty()) FoldMemory(scope, depth, recorded && !cut);
-    if (scope.gpu != nullptr && recorded && !cut) {
-      buffer_.Append(EventRecord::GpuScope(GpuScopeId(index_, scope.serial)));
-    }
-    if (depth == 0 && scope.stack != 0 && recorded && !cut) {
-      buffer_.Append(EventRecord::Stack(scope.stack));
+    const bool rare = scope.gpu != nullptr || window == 0 ||
+                      window_.load(std::memory_order_relaxed) != window || native_owners_ != 0 ||
+                      !scope.memory.empty() || (depth == 0 && scope.stack != 0) ||
+                      scope.window.load(std::memory_order_relaxed) != window;
+    // A new chunk (once in 65,536 records) also goes the slow way.
+    if (__builtin_expect(rare || !buffer_.AppendInChunk(EventRecord::Call(
+                                         scope.name, scope.tag, depth, false, scope.start,
+                                         end_tick)),
+                         0)) {
+      EmitSlow(scope, depth, end_tick);
     }
   }
+
+  // Emit() in every case.
+  void EmitSlow(const OpenScope& scope, uint32_t depth, uint64_t end_tick);
 
   // initial-exec: a plain %fs-relative load, no __tls_get_addr call per scope. The
   // initializer is visible here, so no TLS init wrapper is called on access either.
