@@ -3,14 +3,13 @@
     PYTHONPATH=build/python python3 benchmarks/torch_op_overhead.py [--rounds 7] [--ops 20000]
 
 Ops: a loop of `ops` torch.add on 8-element tensors, one intra-op thread, under each
-setup: unprofiled; paddle_prof (plain, record_shapes=True, record_stacks=True);
-torch.profiler (CPU); and the same op writing into `out=`, unprofiled and under
-paddle_prof, which shows what the op's event costs without the tracking of a tensor's
+setup: unprofiled; paddle_prof (plain, record_shapes=True, record_stacks=True); and the
+same op writing into `out=`, unprofiled and under paddle_prof, which shows what the op's event costs without the tracking of a tensor's
 memory. A profiled figure includes leaving the with-block, where the report is built
 and printed (torch's: key_averages().table()), and shows that part apart. Then the
 floor any callback-based profiler pays, torch's own work per op: the unprofiled loop
 with an empty global RecordFunction callback, and with one that asks for the inputs
-(record_shapes' floor).
+(record_shapes' floor); and torch.profiler (CPU). Both in rounds of their own.
 
 Scopes: `with paddle_prof.record_event('x'):` made fresh per with, and one object
 reused, against `with contextlib.nullcontext():`, inside an open paddle_prof window.
@@ -175,7 +174,6 @@ def main() -> None:
     stacks = record_stacks_supported()
     if stacks:
         setups["paddle_prof record_stacks"] = paddle_prof_setup(record_stacks=True)
-    setups["torch.profiler"] = torch_profiler
     # The same op writing into out=: what paddle_prof adds without tensor memory.
     setups["unprofiled, out="] = lambda ops: unprofiled(ops, into=True)
     setups["paddle_prof, out="] = paddle_prof_setup(into=True)
@@ -195,6 +193,13 @@ def main() -> None:
                   "empty callback, inputs": empty_callback(True)}
         print("\nThe floor, in rounds of its own: an empty global callback")
         print_ops(rounds(floors, args.rounds, args.ops))
+
+    # torch.profiler in rounds of its own too: the objects it leaves make the garbage
+    # collections of whatever runs next, which tripled paddle_prof's report when they
+    # shared rounds.
+    print("\ntorch.profiler (CPU), in rounds of its own")
+    print_ops(rounds({"unprofiled": unprofiled, "torch.profiler": torch_profiler},
+                     args.rounds, args.ops))
 
     scopes = {"nullcontext()": in_window(null_context),
               "record_event fresh": in_window(fresh_record_event),

@@ -22,11 +22,51 @@ struct BlockKey {
   uint64_t tick;
   bool operator==(const BlockKey& o) const { return thread == o.thread && tick == o.tick; }
 };
-struct BlockKeyHash {
-  size_t operator()(const BlockKey& k) const {
-    return static_cast<size_t>((k.tick ^ static_cast<uint64_t>(k.thread) << 48) *
-                               0x9E3779B97F4A7C15ull);
+// The window's blocks by their allocation, in one flat table with linear probing: the
+// report looks up every free, and a node per block cost a malloc each.
+class AllocationIndex {
+ public:
+  static constexpr size_t kNone = ~size_t{0};
+
+  explicit AllocationIndex(size_t blocks) {
+    size_t slots = 16;
+    int bits = 4;
+    for (; slots < blocks * 2; slots <<= 1) ++bits;  // at most half full
+    slots_.resize(slots);
+    mask_ = slots - 1;
+    shift_ = 64 - bits;
   }
+  // The first event of a key stays: a repeated key (never expected) keeps its first.
+  void Insert(const BlockKey& key, size_t event) {
+    for (size_t i = Hash(key);; i = (i + 1) & mask_) {
+      Slot& slot = slots_[i];
+      if (slot.event == kNone) {
+        slot = {key, event};
+        return;
+      }
+      if (slot.key == key) return;
+    }
+  }
+  size_t Find(const BlockKey& key) const {  // kNone when absent
+    for (size_t i = Hash(key);; i = (i + 1) & mask_) {
+      const Slot& slot = slots_[i];
+      if (slot.event == kNone || slot.key == key) return slot.event;
+    }
+  }
+
+ private:
+  struct Slot {
+    BlockKey key{0, 0};
+    size_t event = kNone;
+  };
+  size_t Hash(const BlockKey& k) const {
+    const uint64_t mixed = (k.tick ^ static_cast<uint64_t>(k.thread) << 48) * 0x9E3779B97F4A7C15ull;
+    return static_cast<size_t>(mixed >> shift_);  // the product's best-mixed bits
+  }
+
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  int shift_ = 60;
 };
 struct BlockFate {
   uint8_t kind = 0;
@@ -118,27 +158,28 @@ const char* CategoryName(int category) { return kNames[category]; }
 BlockCategories CategorizeBlocks(const Collection& c, bool phase_events) {
   const std::vector<MemoryEvent>& events = c.memory_events;
   // Each block of the window by its allocation, then what came of it: told of by its
-  // free, or live at the stop. One map, made once: the report reads every event.
-  std::unordered_map<BlockKey, size_t, BlockKeyHash> allocation;
-  allocation.reserve(events.size() / 2 + 1);
+  // free, or live at the stop. One table, made once: the report reads every event.
+  size_t allocations = 0;
+  for (const MemoryEvent& e : events) allocations += e.delta > 0;
+  AllocationIndex allocation(allocations);
   for (size_t i = 0; i < events.size(); ++i) {
-    if (events[i].delta > 0) allocation.emplace(BlockKey{events[i].alloc_thread, events[i].tick}, i);
+    if (events[i].delta > 0) allocation.Insert(BlockKey{events[i].alloc_thread, events[i].tick}, i);
   }
   std::vector<BlockFate> fate(events.size());
   std::vector<size_t> allocated_at(events.size(), events.size());  // a free's allocation
   for (size_t i = 0; i < events.size(); ++i) {
     const MemoryEvent& e = events[i];
     if (e.delta >= 0 || e.alloc_thread < 0) continue;
-    const auto found = allocation.find({e.alloc_thread, e.alloc_tick});
-    if (found == allocation.end()) continue;
-    fate[found->second] = {e.kind, e.tick};
-    allocated_at[i] = found->second;
+    const size_t found = allocation.Find({e.alloc_thread, e.alloc_tick});
+    if (found == AllocationIndex::kNone) continue;
+    fate[found] = {e.kind, e.tick};
+    allocated_at[i] = found;
   }
   std::vector<CategoryBytes> earlier(c.places.size(), CategoryBytes{});  // live at the start
   for (const LiveBlock& b : c.live_blocks) {
-    const auto found = allocation.find({b.thread, b.tick});
-    if (found != allocation.end()) {
-      fate[found->second].kind = b.kind;
+    const size_t found = allocation.Find({b.thread, b.tick});
+    if (found != AllocationIndex::kNone) {
+      fate[found].kind = b.kind;
     } else if (b.place >= 0 && b.place < static_cast<int>(earlier.size())) {
       earlier[b.place][static_cast<int>(OfEarlier(b.kind))] += b.size;  // before a reset
     }
