@@ -209,7 +209,8 @@ def test_rows_split_by_thread_match_by_thread_or_fold_against_an_unsplit_run():
 
 
 def forked_window(child_ms):
-    """`work` spun 2 ms in this process and `child_ms` in a forked child, one row each."""
+    """`work` spun `child_ms` in a forked child, then 2 ms in this process, one row each:
+    one after the other, so that neither slows the other's calls."""
     import os
     paddle_prof.start_profiler("CPU")
     pid = os.fork()
@@ -218,15 +219,15 @@ def forked_window(child_ms):
             with paddle_prof.record_event("work"):
                 spin(child_ms)
         os._exit(0)  # writes the followed child's profile first
+    assert os.waitpid(pid, 0)[1] == 0
     for _ in range(CALLS):
         with paddle_prof.record_event("work"):
             spin(2.0)
-    assert os.waitpid(pid, 0)[1] == 0
     return paddle_prof.stop_profiler(per_process=True, print_report=False)
 
 
 def test_rows_split_by_process_match_by_the_process_not_its_pid():
-    base, new = forked_window(2.0), forked_window(4.0)
+    base, new = forked_window(2.0), forked_window(8.0)
     assert len({r.process for r in base.events if r.name == "work"}) == 2
     work = {r["process"]: r for r in paddle_prof.diff(base, new).rows if r["name"] == "work"}
     assert set(work) == {"main process", "child 0"}
