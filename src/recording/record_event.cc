@@ -48,13 +48,11 @@ RecordEvent::RecordEvent(std::string_view name, const std::string& tag) {
   }
 }
 
-// The literal-name scope, the most common: one function with the recorder's common
-// case inlined (thread_recorder.h).
 void RecordEvent::Begin(const char* name, const char* tag) {
   ThreadRecorder* r = ThreadRecorder::Current();
   if (r == nullptr) return;  // the thread is exiting
   const uint64_t window = internal::g_window.load(std::memory_order_acquire);
-  if (window != 0 && r->Begin(this, name, tag, window, &depth_)) recorder_ = r;
+  if (window != 0) Begin(r, window, name, tag);
 }
 
 void RecordEvent::Begin(ThreadRecorder* recorder, uint64_t window, const char* name,

@@ -118,15 +118,8 @@ bool ThreadRecorder::BeginSlow(const void* owner, const char* name, const char* 
     Bump(counters_.dropped);
     return false;
   }
-  OpenScope& scope = stack_[d];
-  if (d == 0) scope.stack = stack;
-  scope.name = name;
-  scope.tag = tag;
-  scope.owner.store(owner, std::memory_order_relaxed);
-  scope.window.store(window, std::memory_order_relaxed);
-  scope.serial = serial;
-  scope.memory.Clear();
-  scope.gpu = g_gpu_tracer.load(std::memory_order_relaxed);
+  OpenScope& scope = Fill(d, owner, name, tag, window, serial, d == 0 ? stack : 0,
+                          g_gpu_tracer.load(std::memory_order_relaxed));
   if (scope.gpu != nullptr) scope.gpu->PushScope(GpuScopeId(index_, scope.serial));
   depth_.store(d + 1, std::memory_order_relaxed);
   *depth = d;

@@ -104,19 +104,28 @@ class ThreadRecorder {
     if (__builtin_expect(rare, 0)) return BeginSlow(owner, name, tag, window, depth);
     const uint64_t serial = next_serial_.load(std::memory_order_relaxed) + 1;
     next_serial_.store(serial, std::memory_order_relaxed);
+    OpenScope& scope = Fill(d, owner, name, tag, window, serial, /*stack=*/0, /*gpu=*/nullptr);
+    depth_.store(d + 1, std::memory_order_relaxed);
+    *depth = d;
+    scope.start = Clock::Now();  // last, so that the bookkeeping is not timed
+    return true;
+  }
+
+  // Writes the slot of a scope begun at depth `d`, all but its start.
+  __attribute__((always_inline)) OpenScope& Fill(uint32_t d, const void* owner, const char* name,
+                                                 const char* tag, uint64_t window,
+                                                 uint64_t serial, uint32_t stack,
+                                                 GpuTracer* gpu) {
     OpenScope& scope = stack_[d];
-    scope.stack = 0;  // read only at depth 0
+    scope.stack = stack;  // read only at depth 0
     scope.name = name;
     scope.tag = tag;
     scope.owner.store(owner, std::memory_order_relaxed);
     scope.window.store(window, std::memory_order_relaxed);
     scope.serial = serial;
     scope.memory.Clear();
-    scope.gpu = nullptr;
-    depth_.store(d + 1, std::memory_order_relaxed);
-    *depth = d;
-    scope.start = Clock::Now();  // last, so that the bookkeeping is not timed
-    return true;
+    scope.gpu = gpu;
+    return scope;
   }
 
   // Begin() in every case: rewinds for a new window, drops abandoned scopes, takes a
