@@ -8,6 +8,7 @@
 #include "block_kind.h"
 #include "name_interner.h"
 #include "record_cursor.h"
+#include "memory_timeline.h"
 #include "step_phases.h"
 
 namespace paddle_prof::internal {
@@ -16,58 +17,6 @@ namespace {
 constexpr const char* kNames[kCategories] = {"parameter", "gradient", "optimizer_state", "input",
                                              "temporary", "activation", "other"};
 
-// A block of the window: the thread and tick of its allocation.
-struct BlockKey {
-  int thread;
-  uint64_t tick;
-  bool operator==(const BlockKey& o) const { return thread == o.thread && tick == o.tick; }
-};
-// The window's blocks by their allocation, in one flat table with linear probing: the
-// report looks up every free, and a node per block cost a malloc each.
-class AllocationIndex {
- public:
-  static constexpr size_t kNone = ~size_t{0};
-
-  explicit AllocationIndex(size_t blocks) {
-    size_t slots = 16;
-    int bits = 4;
-    for (; slots < blocks * 2; slots <<= 1) ++bits;  // at most half full
-    slots_.resize(slots);
-    mask_ = slots - 1;
-    shift_ = 64 - bits;
-  }
-  // The first event of a key stays: a repeated key (never expected) keeps its first.
-  void Insert(const BlockKey& key, size_t event) {
-    for (size_t i = Hash(key);; i = (i + 1) & mask_) {
-      Slot& slot = slots_[i];
-      if (slot.event == kNone) {
-        slot = {key, event};
-        return;
-      }
-      if (slot.key == key) return;
-    }
-  }
-  size_t Find(const BlockKey& key) const {  // kNone when absent
-    for (size_t i = Hash(key);; i = (i + 1) & mask_) {
-      const Slot& slot = slots_[i];
-      if (slot.event == kNone || slot.key == key) return slot.event;
-    }
-  }
-
- private:
-  struct Slot {
-    BlockKey key{0, 0};
-    size_t event = kNone;
-  };
-  size_t Hash(const BlockKey& k) const {
-    const uint64_t mixed = (k.tick ^ static_cast<uint64_t>(k.thread) << 48) * 0x9E3779B97F4A7C15ull;
-    return static_cast<size_t>(mixed >> shift_);  // the product's best-mixed bits
-  }
-
-  std::vector<Slot> slots_;
-  size_t mask_ = 0;
-  int shift_ = 60;
-};
 struct BlockFate {
   uint8_t kind = 0;
   uint64_t freed = 0;  // the tick of its free, 0 while live
@@ -80,11 +29,11 @@ bool IsOp(std::string_view name) {
 }
 
 // Each thread's outermost op calls, in time order: no two overlap.
-std::unordered_map<int, std::vector<std::pair<uint64_t, uint64_t>>> OutermostOps(const Collection& c) {
-  std::unordered_map<int, std::vector<std::pair<uint64_t, uint64_t>>> ops;
+std::unordered_map<int, std::vector<Interval>> OutermostOps(const Collection& c) {
+  std::unordered_map<int, std::vector<Interval>> ops;
   std::unordered_map<const char*, bool> is_op;  // by interned or literal name
   for (const ThreadSnapshot& thread : c.threads) {
-    std::vector<std::pair<uint64_t, uint64_t>> calls;
+    std::vector<Interval> calls;
     for (RecordCursor records(thread); records.NextCall();) {
       const RecordedCall& call = records.call();
       if (!Kept(c, call)) continue;
@@ -92,15 +41,7 @@ std::unordered_map<int, std::vector<std::pair<uint64_t, uint64_t>>> OutermostOps
       if (fresh) it->second = IsOp(NameBytes(call.name));
       if (it->second) calls.emplace_back(call.start, call.end);
     }
-    // By start, the longer first where two start together: a call inside the last kept
-    // one is nested in it.
-    std::sort(calls.begin(), calls.end(), [](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first < b.first : a.second > b.second;
-    });
-    std::vector<std::pair<uint64_t, uint64_t>>& outer = ops[thread.index];
-    for (const auto& call : calls) {
-      if (outer.empty() || call.first >= outer.back().second) outer.push_back(call);
-    }
+    ops[thread.index] = OutermostCalls(std::move(calls));
   }
   return ops;
 }
@@ -109,7 +50,7 @@ std::unordered_map<int, std::vector<std::pair<uint64_t, uint64_t>>> OutermostOps
 // increasing order (the events' order): a walk, not a search per allocation.
 class OpEnds {
  public:
-  explicit OpEnds(const std::vector<std::pair<uint64_t, uint64_t>>* ops) : ops_(ops) {}
+  explicit OpEnds(const std::vector<Interval>* ops) : ops_(ops) {}
   uint64_t At(uint64_t tick) {  // 0 for none
     if (ops_ == nullptr) return 0;
     while (next_ < ops_->size() && (*ops_)[next_].second < tick) ++next_;
@@ -117,7 +58,7 @@ class OpEnds {
   }
 
  private:
-  const std::vector<std::pair<uint64_t, uint64_t>>* ops_;
+  const std::vector<Interval>* ops_;
   size_t next_ = 0;
 };
 
@@ -155,30 +96,48 @@ MemoryCategory OfEarlier(uint8_t kind) {
 
 const char* CategoryName(int category) { return kNames[category]; }
 
+std::vector<Interval> OutermostCalls(std::vector<Interval> calls) {
+  std::vector<Interval> outer;
+  bool nested = true;
+  for (size_t i = 0; i < calls.size() && nested; ++i) {
+    const Interval& call = calls[i];
+    if (i > 0 && call.second < calls[i - 1].second) nested = false;
+    while (!outer.empty() && outer.back().first >= call.first) outer.pop_back();
+    if (!outer.empty() && outer.back().second > call.first) nested = false;
+    outer.push_back(call);
+  }
+  if (nested) return outer;
+  // By start, the longer first where two start together: a call inside the last kept
+  // one is nested in it.
+  std::sort(calls.begin(), calls.end(), [](const Interval& a, const Interval& b) {
+    return a.first != b.first ? a.first < b.first : a.second > b.second;
+  });
+  outer.clear();
+  for (const Interval& call : calls) {
+    if (outer.empty() || call.first >= outer.back().second) outer.push_back(call);
+  }
+  return outer;
+}
+
 BlockCategories CategorizeBlocks(const Collection& c, bool phase_events) {
   const std::vector<MemoryEvent>& events = c.memory_events;
   // Each block of the window by its allocation, then what came of it: told of by its
-  // free, or live at the stop. One table, made once: the report reads every event.
-  size_t allocations = 0;
-  for (const MemoryEvent& e : events) allocations += e.delta > 0;
-  AllocationIndex allocation(allocations);
-  for (size_t i = 0; i < events.size(); ++i) {
-    if (events[i].delta > 0) allocation.Insert(BlockKey{events[i].alloc_thread, events[i].tick}, i);
-  }
+  // free, or live at the stop.
+  const size_t none = events.size();
   std::vector<BlockFate> fate(events.size());
-  std::vector<size_t> allocated_at(events.size(), events.size());  // a free's allocation
+  std::vector<size_t> allocated_at(events.size(), none);  // a free's allocation
   for (size_t i = 0; i < events.size(); ++i) {
     const MemoryEvent& e = events[i];
     if (e.delta >= 0 || e.alloc_thread < 0) continue;
-    const size_t found = allocation.Find({e.alloc_thread, e.alloc_tick});
-    if (found == AllocationIndex::kNone) continue;
+    const size_t found = AllocationEvent(events, e.alloc_thread, e.alloc_tick, i);
+    if (found == none) continue;
     fate[found] = {e.kind, e.tick};
     allocated_at[i] = found;
   }
   std::vector<CategoryBytes> earlier(c.places.size(), CategoryBytes{});  // live at the start
   for (const LiveBlock& b : c.live_blocks) {
-    const size_t found = allocation.Find({b.thread, b.tick});
-    if (found != AllocationIndex::kNone) {
+    const size_t found = AllocationEvent(events, b.thread, b.tick, none);
+    if (found != none) {
       fate[found].kind = b.kind;
     } else if (b.place >= 0 && b.place < static_cast<int>(earlier.size())) {
       earlier[b.place][static_cast<int>(OfEarlier(b.kind))] += b.size;  // before a reset

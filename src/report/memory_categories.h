@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collection.h"
@@ -38,6 +39,13 @@ struct BlockCategories {
 // `phase_events`: whether any row is a phase's (step_phases.h); without, the records
 // are not read for phases.
 BlockCategories CategorizeBlocks(const Collection& c, bool phase_events);
+
+// A thread's calls as start and end ticks, in the order they were recorded (as they
+// ended): those no other holds, in time order. A call comes after those nested in it,
+// so one pass drops them; calls out of that order, or overlapping without nesting (never
+// expected: a foreign or damaged record), are sorted by start instead.
+using Interval = std::pair<uint64_t, uint64_t>;
+std::vector<Interval> OutermostCalls(std::vector<Interval> calls);
 
 // A place's categories after its first `applied` allocations and frees of the window
 // (0: at its start), for each of `applied` in increasing order.

@@ -37,6 +37,42 @@ void GatherMemoryEvents(const Collection& c, std::vector<MemoryEvent>* gathered)
   }
 }
 
+size_t AllocationEvent(const std::vector<MemoryEvent>& events, int thread, uint64_t tick,
+                      size_t hint) {
+  const auto before = [](const MemoryEvent& e, uint64_t t) { return e.tick < t; };
+  if (events.empty()) return 0;
+  hint = std::min(hint, events.size() - 1);
+  size_t lo = 0;
+  size_t hi = events.size();
+  if (events[hint].tick >= tick) {  // it is at or before the hint
+    hi = hint;
+    for (size_t step = 1; hi > 0; step *= 2) {
+      const size_t probe = hi > step ? hi - step : 0;
+      if (events[probe].tick < tick) {
+        lo = probe + 1;
+        break;
+      }
+      hi = probe;
+    }
+  } else {
+    lo = hint + 1;
+    for (size_t step = 1; lo < events.size(); step *= 2) {
+      const size_t probe = std::min(lo + step, events.size());
+      if (probe == events.size() || events[probe].tick >= tick) {
+        hi = probe;
+        break;
+      }
+      lo = probe + 1;
+    }
+  }
+  for (size_t i = std::lower_bound(events.begin() + lo, events.begin() + hi, tick, before) -
+                  events.begin();
+       i < events.size() && events[i].tick == tick; ++i) {
+    if (events[i].delta > 0 && events[i].alloc_thread == thread) return i;
+  }
+  return events.size();
+}
+
 std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int place,
                                  int64_t start_bytes, int64_t* highest_total, CallPaths* paths,
                                  uint64_t* peak_tick) {

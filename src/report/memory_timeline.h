@@ -22,6 +22,14 @@ namespace paddle_prof::internal {
 // pages cost more than the gathering).
 void GatherMemoryEvents(const Collection& collection, std::vector<MemoryEvent>* events);
 
+// The index in `events` (gathered, in tick order) of the allocation of the block that
+// thread `thread` allocated at `tick`, or events.size() when there is none. Found by
+// galloping out from `hint`, then reading the ties: a free's allocation is most often a
+// few events before it, so the search stays in the cache where a table of every block
+// would not.
+size_t AllocationEvent(const std::vector<MemoryEvent>& events, int thread, uint64_t tick,
+                       size_t hint);
+
 // Replays `events` on `place` from `start_bytes` and returns, largest first, the rows
 // whose blocks were live at the first moment of the highest total (the blocks live at
 // the window's start count as "[before profiling]"), one entry per call path the row's

@@ -331,6 +331,31 @@ TEST(PlaceTimelineTest, WithinTheBoundEveryAllocationAndFreeIsAPoint) {
   EXPECT_EQ(points.bytes, (std::vector<int64_t>{100, 105, 95, 115}));
 }
 
+// A block's allocation on `thread`, as GatherMemoryEvents gives it: its own thread.
+MemoryEvent Allocation(uint64_t tick, int thread) { return {tick, 0, thread, 8, "a", nullptr, tick}; }
+
+TEST(AllocationEventTest, FoundFromAnyHintAmongTiesAndFreesAndNotOtherwise) {
+  std::vector<MemoryEvent> events;
+  for (uint64_t tick = 1; tick <= 1000; ++tick) events.push_back(Allocation(tick * 10, 0));
+  // At tick 5000, a free, then two other threads' allocations: the ties are read.
+  events.insert(events.begin() + 500, {Event(5000, 0, -8, "a"), Allocation(5000, 2), Allocation(5000, 1)});
+  ASSERT_EQ(events[499].tick, 5000u);
+  for (const size_t hint : {size_t{0}, size_t{1}, size_t{499}, size_t{502}, size_t{503},
+                            size_t{900}, events.size() - 1, events.size(), size_t{1} << 40}) {
+    SCOPED_TRACE(hint);
+    EXPECT_EQ(AllocationEvent(events, 0, 5000, hint), 499u);
+    EXPECT_EQ(AllocationEvent(events, 1, 5000, hint), 502u);
+    EXPECT_EQ(AllocationEvent(events, 2, 5000, hint), 501u);
+    EXPECT_EQ(AllocationEvent(events, 3, 5000, hint), events.size());  // no such thread's
+    EXPECT_EQ(AllocationEvent(events, 0, 10, hint), 0u);                // the first
+    EXPECT_EQ(AllocationEvent(events, 0, 10000, hint), events.size() - 1);  // the last
+    EXPECT_EQ(AllocationEvent(events, 0, 5, hint), events.size());      // before them all
+    EXPECT_EQ(AllocationEvent(events, 0, 5001, hint), events.size());   // between two
+    EXPECT_EQ(AllocationEvent(events, 0, 10001, hint), events.size());  // after them all
+  }
+  EXPECT_EQ(AllocationEvent({}, 0, 10, 0), 0u);
+}
+
 }  // namespace
 }  // namespace internal
 }  // namespace paddle_prof
