@@ -1,13 +1,12 @@
 #include "memory_categories.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
 
 #include "block_kind.h"
-#include "name_interner.h"
-#include "record_cursor.h"
 #include "memory_timeline.h"
 #include "step_phases.h"
 
@@ -21,30 +20,6 @@ struct BlockFate {
   uint8_t kind = 0;
   uint64_t freed = 0;  // the tick of its free, 0 while live
 };
-
-bool IsOp(std::string_view name) {
-  constexpr std::string_view kAten = "aten::";
-  constexpr std::string_view kNode = "autograd::engine::evaluate_function: ";
-  return name.substr(0, kAten.size()) == kAten || name.substr(0, kNode.size()) == kNode;
-}
-
-// Each thread's outermost op calls, in time order: no two overlap.
-std::unordered_map<int, std::vector<Interval>> OutermostOps(const Collection& c) {
-  std::unordered_map<int, std::vector<Interval>> ops;
-  std::unordered_map<const char*, bool> is_op;  // by interned or literal name
-  for (const ThreadSnapshot& thread : c.threads) {
-    std::vector<Interval> calls;
-    for (RecordCursor records(thread); records.NextCall();) {
-      const RecordedCall& call = records.call();
-      if (!Kept(c, call)) continue;
-      const auto [it, fresh] = is_op.try_emplace(call.name, false);
-      if (fresh) it->second = IsOp(NameBytes(call.name));
-      if (it->second) calls.emplace_back(call.start, call.end);
-    }
-    ops[thread.index] = OutermostCalls(std::move(calls));
-  }
-  return ops;
-}
 
 // The end of the outermost op holding each tick asked, on one thread, ticks asked in
 // increasing order (the events' order): a walk, not a search per allocation.
@@ -96,6 +71,13 @@ MemoryCategory OfEarlier(uint8_t kind) {
 
 const char* CategoryName(int category) { return kNames[category]; }
 
+bool IsOpName(const char* name) {
+  constexpr std::string_view kAten = "aten::";
+  constexpr std::string_view kNode = "autograd::engine::evaluate_function: ";
+  return std::strncmp(name, kAten.data(), kAten.size()) == 0 ||
+         std::strncmp(name, kNode.data(), kNode.size()) == 0;
+}
+
 std::vector<Interval> OutermostCalls(std::vector<Interval> calls) {
   std::vector<Interval> outer;
   bool nested = true;
@@ -119,7 +101,8 @@ std::vector<Interval> OutermostCalls(std::vector<Interval> calls) {
   return outer;
 }
 
-BlockCategories CategorizeBlocks(const Collection& c, bool phase_events) {
+BlockCategories CategorizeBlocks(const Collection& c, bool phase_events,
+                                 const OutermostOps& outermost_ops) {
   const std::vector<MemoryEvent>& events = c.memory_events;
   // Each block of the window by its allocation, then what came of it: told of by its
   // free, or live at the stop.
@@ -145,9 +128,8 @@ BlockCategories CategorizeBlocks(const Collection& c, bool phase_events) {
   }
   const std::vector<PhaseSpan> spans = phase_events ? PhaseSpans(c) : std::vector<PhaseSpan>();
   PhaseWalk phases(spans);
-  const auto ops = OutermostOps(c);
   std::unordered_map<int, OpEnds> op_ends;
-  for (const auto& [thread, intervals] : ops) op_ends.emplace(thread, OpEnds(&intervals));
+  for (const auto& [thread, intervals] : outermost_ops) op_ends.emplace(thread, OpEnds(&intervals));
 
   BlockCategories out;
   out.of_event.resize(events.size());

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -36,9 +37,9 @@ struct BlockCategories {
   std::vector<uint8_t> of_event;     // the category of c.memory_events[i]'s block
   std::vector<CategoryBytes> start;  // by place index: the window's start bytes split
 };
-// `phase_events`: whether any row is a phase's (step_phases.h); without, the records
-// are not read for phases.
-BlockCategories CategorizeBlocks(const Collection& c, bool phase_events);
+// Whether a call of this name is an op that a temporary lives within: an ATen op, or the
+// autograd node autograd ran it in.
+bool IsOpName(const char* name);
 
 // A thread's calls as start and end ticks, in the order they were recorded (as they
 // ended): those no other holds, in time order. A call comes after those nested in it,
@@ -46,6 +47,15 @@ BlockCategories CategorizeBlocks(const Collection& c, bool phase_events);
 // expected: a foreign or damaged record), are sorted by start instead.
 using Interval = std::pair<uint64_t, uint64_t>;
 std::vector<Interval> OutermostCalls(std::vector<Interval> calls);
+
+// By thread index (ThreadSnapshot::index): the OutermostCalls of its kept op calls (the
+// report's pass over the calls gathers them).
+using OutermostOps = std::unordered_map<int, std::vector<Interval>>;
+
+// `phase_events`: whether any row is a phase's (step_phases.h); without, the records
+// are not read for phases.
+BlockCategories CategorizeBlocks(const Collection& c, bool phase_events,
+                                 const OutermostOps& outermost_ops);
 
 // A place's categories after its first `applied` allocations and frees of the window
 // (0: at its start), for each of `applied` in increasing order.

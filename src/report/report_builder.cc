@@ -142,7 +142,9 @@ uint64_t GpuTicks(const Collection& c,
 // child_time[d] sums the durations of finished calls at depth d whose parent has not
 // ended yet, which is exactly what the parent subtracts for its self time. child_gpu[d]
 // likewise holds the GPU intervals those calls launched, for the parent's GPU time.
-void ScanThread(const Collection& c, size_t position, PointerRows* rows, LeftOut* left_out) {
+// `op_calls`, when given, gets the kept op calls (IsOpName), for OutermostCalls.
+void ScanThread(const Collection& c, size_t position, PointerRows* rows, LeftOut* left_out,
+                std::vector<Interval>* op_calls) {
   const ThreadSnapshot& thread = c.threads[position];
   std::vector<uint64_t> child_time(kMaxScopeDepth + 1, 0);
   std::vector<std::vector<TickInterval>> child_gpu(c.gpu_traced ? kMaxScopeDepth + 1 : 0);
@@ -151,6 +153,7 @@ void ScanThread(const Collection& c, size_t position, PointerRows* rows, LeftOut
                                 : nullptr;
   PointerKey last{nullptr, nullptr};
   Accumulator* last_row = nullptr;  // consecutive records are often the same event
+  bool last_is_op = false;
   int64_t reported = 0;             // calls of the window in the report
   std::vector<Accumulator*> awaiting_source;  // kept calls since the last top-level one
   for (RecordCursor records(thread); records.NextCall();) {  // memory is the timeline's
@@ -171,7 +174,9 @@ void ScanThread(const Collection& c, size_t position, PointerRows* rows, LeftOut
       if (last_row == nullptr || !(key == last)) {
         last = key;
         last_row = &(*rows)[key];  // node-based map: the reference survives rehashing
+        last_is_op = op_calls != nullptr && IsOpName(call.name);
       }
+      if (last_is_op) op_calls->emplace_back(call.start, call.end);
       last_row->Add(duration, duration > children ? duration - children : 0);
       if (c.gpu_traced) last_row->AddGpu(gpu_ticks);
       for (int p = 0; p < call.places; ++p) {
@@ -517,10 +522,20 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
   const EventSortingKey key = options.key;
   std::map<RowKey, Accumulator> merged;
   LeftOut left_out;
+  // The replay's memory categories (a paddle_prof.torch window's) need each thread's
+  // outermost ops: gathered in the same pass over its calls.
+  const bool replayed = c.memory_timeline && c.dropped_memory == 0;
+  const bool categorised = c.memory_categories && replayed;
+  OutermostOps outermost_ops;
   for (size_t position = 0; position < c.threads.size(); ++position) {
     const ThreadSnapshot& thread = c.threads[position];
     PointerRows rows;
-    ScanThread(c, position, &rows, &left_out);
+    std::vector<Interval> op_calls;
+    if (categorised) {
+      op_calls.reserve(static_cast<size_t>(std::max<int64_t>(thread.begun_unreported, 0)));
+    }
+    ScanThread(c, position, &rows, &left_out, categorised ? &op_calls : nullptr);
+    if (categorised) outermost_ops[thread.index] = OutermostCalls(std::move(op_calls));
     for (const auto& [k, acc] : rows) {
       RowKey row_key{NameBytes(k.name), k.tag != nullptr, k.tag != nullptr ? NameBytes(k.tag) : "",
                      per_thread ? thread.index : -1};
@@ -567,7 +582,6 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
   // The places' and steps' peaks so far are the live bytes at the window's edges and step
   // marks (and, without the timeline, the threads' own high-water marks): a whole replay
   // has every moment between them.
-  const bool replayed = c.memory_timeline && c.dropped_memory == 0;
   std::vector<std::vector<int64_t>> step_peaks(c.places.size());
   report.places = c.places;
   // A window that recorded phases (paddle_prof.torch's) at all.
@@ -575,8 +589,7 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
       std::any_of(report.events.begin(), report.events.end(),
                   [](const EventRow& row) { return PhaseOf(row.name) != Phase::kNone; });
   const std::optional<BlockCategories> categories =
-      c.memory_categories && replayed ? std::optional(CategorizeBlocks(c, phased))
-                                      : std::nullopt;
+      categorised ? std::optional(CategorizeBlocks(c, phased, outermost_ops)) : std::nullopt;
   for (size_t place = 0; place < report.places.size(); ++place) {
     PlaceSummary& p = report.places[place];
     if (categories) AddCategories(c, *categories, static_cast<int>(place), &paths, &p);

@@ -160,6 +160,16 @@ TEST(MemoryCategoriesTest, AWindowThatDoesNotCategoriseHasNone) {
   alloc.Free(block);
 }
 
+TEST(OutermostCallsTest, OpsAreATenOpsAndAutogradNodes) {
+  using internal::IsOpName;
+  EXPECT_TRUE(IsOpName("aten::add"));
+  EXPECT_TRUE(IsOpName("autograd::engine::evaluate_function: MmBackward0"));
+  EXPECT_FALSE(IsOpName("aten:"));
+  EXPECT_FALSE(IsOpName("MmBackward0"));
+  EXPECT_FALSE(IsOpName("nn.Module: Net"));
+  EXPECT_FALSE(IsOpName(""));
+}
+
 TEST(OutermostCallsTest, NestedCallsAreDroppedInTheOrderTheyEndedOrInAnyOther) {
   using internal::Interval;
   using internal::OutermostCalls;
