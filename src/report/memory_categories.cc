@@ -101,7 +101,7 @@ std::vector<Interval> OutermostCalls(std::vector<Interval> calls) {
   return outer;
 }
 
-BlockCategories CategorizeBlocks(const Collection& c, bool phase_events,
+BlockCategories CategorizeBlocks(const Collection& c, const std::vector<PhaseSpan>& phase_spans,
                                  const OutermostOps& outermost_ops) {
   const std::vector<MemoryEvent>& events = c.memory_events;
   // Each block of the window by its allocation, then what came of it: told of by its
@@ -126,8 +126,7 @@ BlockCategories CategorizeBlocks(const Collection& c, bool phase_events,
       earlier[b.place][static_cast<int>(OfEarlier(b.kind))] += b.size;  // before a reset
     }
   }
-  const std::vector<PhaseSpan> spans = phase_events ? PhaseSpans(c) : std::vector<PhaseSpan>();
-  PhaseWalk phases(spans);
+  PhaseWalk phases(phase_spans);
   std::unordered_map<int, OpEnds> op_ends;
   for (const auto& [thread, intervals] : outermost_ops) op_ends.emplace(thread, OpEnds(&intervals));
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "collection.h"
+#include "step_phases.h"
 
 namespace paddle_prof::internal {
 
@@ -52,9 +53,8 @@ std::vector<Interval> OutermostCalls(std::vector<Interval> calls);
 // report's pass over the calls gathers them).
 using OutermostOps = std::unordered_map<int, std::vector<Interval>>;
 
-// `phase_events`: whether any row is a phase's (step_phases.h); without, the records
-// are not read for phases.
-BlockCategories CategorizeBlocks(const Collection& c, bool phase_events,
+// `phases`: the window's PhaseSpans (step_phases.h).
+BlockCategories CategorizeBlocks(const Collection& c, const std::vector<PhaseSpan>& phases,
                                  const OutermostOps& outermost_ops);
 
 // A place's categories after its first `applied` allocations and frees of the window

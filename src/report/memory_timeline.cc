@@ -38,7 +38,7 @@ void GatherMemoryEvents(const Collection& c, std::vector<MemoryEvent>* gathered)
 }
 
 size_t AllocationEvent(const std::vector<MemoryEvent>& events, int thread, uint64_t tick,
-                      size_t hint) {
+                       size_t hint) {
   const auto before = [](const MemoryEvent& e, uint64_t t) { return e.tick < t; };
   if (events.empty()) return 0;
   hint = std::min(hint, events.size() - 1);

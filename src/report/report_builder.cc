@@ -584,12 +584,15 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
   // has every moment between them.
   std::vector<std::vector<int64_t>> step_peaks(c.places.size());
   report.places = c.places;
-  // A window that recorded phases (paddle_prof.torch's) at all.
+  // A second pass over the records, only for a window that recorded phases
+  // (paddle_prof.torch's) at all: for the categories and the steps.
   const bool phased =
       std::any_of(report.events.begin(), report.events.end(),
                   [](const EventRow& row) { return PhaseOf(row.name) != Phase::kNone; });
+  const std::vector<PhaseSpan> phase_spans = phased ? PhaseSpans(c) : std::vector<PhaseSpan>();
   const std::optional<BlockCategories> categories =
-      categorised ? std::optional(CategorizeBlocks(c, phased, outermost_ops)) : std::nullopt;
+      categorised ? std::optional(CategorizeBlocks(c, phase_spans, outermost_ops))
+                  : std::nullopt;
   for (size_t place = 0; place < report.places.size(); ++place) {
     PlaceSummary& p = report.places[place];
     if (categories) AddCategories(c, *categories, static_cast<int>(place), &paths, &p);
@@ -612,8 +615,7 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
                   [](const EventRow& row) { return IsCommunication(row.name); });
   const std::vector<double> comm_ms =
       communicated ? CommunicationMsPerStep(c) : std::vector<double>(c.steps.size(), 0.0);
-  // A second pass, for a window that recorded phases.
-  const std::vector<StepPhases> phases = PhasesPerStep(c, phased);
+  const std::vector<StepPhases> phases = PhasesPerStep(c, phase_spans);
   uint64_t step_start = c.start_tick;
   for (size_t i = 0; i < c.steps.size(); ++i) {
     StepSummary step;

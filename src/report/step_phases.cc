@@ -115,11 +115,9 @@ Phase PhaseOf(std::string_view name) {
 
 std::vector<PhaseSpan> PhaseSpans(const Collection& c) { return OwnedSpans(PhaseIntervals(c)); }
 
-std::vector<StepPhases> PhasesPerStep(const Collection& c, bool phase_events) {
+std::vector<StepPhases> PhasesPerStep(const Collection& c, const std::vector<PhaseSpan>& spans) {
   std::vector<StepPhases> phases(c.steps.size());
   if (c.steps.empty()) return phases;
-  const std::vector<PhaseSpan> spans =
-      phase_events ? PhaseSpans(c) : std::vector<PhaseSpan>();
   uint64_t step_start = c.start_tick;
   size_t next = 0;
   for (size_t i = 0; i < c.steps.size(); ++i) {

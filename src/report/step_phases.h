@@ -32,11 +32,11 @@ struct PhaseSpan {
 std::vector<PhaseSpan> PhaseSpans(const Collection& c);
 
 // For each step of `c`, in order: the ticks of its span [previous mark, its mark) in each
-// phase, as milliseconds. Where phases overlap (a forward recomputed inside backward),
-// the time is backward's, then the optimizer's, then data's, then forward's; `other` is
-// what is left, so the five add up to the step's wall time. Without `phase_events` (no
-// row is a phase's) the records are not read again: each step is all `other`.
-std::vector<StepPhases> PhasesPerStep(const Collection& c, bool phase_events);
+// phase of `spans` (PhaseSpans), as milliseconds. Where phases overlap (a forward
+// recomputed inside backward), the time is backward's, then the optimizer's, then
+// data's, then forward's; `other` is what is left, so the five add up to the step's wall
+// time.
+std::vector<StepPhases> PhasesPerStep(const Collection& c, const std::vector<PhaseSpan>& spans);
 
 // Whether `report`'s steps have phases to show (paddle_prof.torch's) or samples.
 bool HasPhases(const Report& report);
