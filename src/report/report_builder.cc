@@ -585,11 +585,13 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
   std::vector<std::vector<int64_t>> step_peaks(c.places.size());
   report.places = c.places;
   // A second pass over the records, only for a window that recorded phases
-  // (paddle_prof.torch's) at all: for the categories and the steps.
+  // (paddle_prof.torch's) at all, and has categories or steps to split by them.
   const bool phased =
       std::any_of(report.events.begin(), report.events.end(),
                   [](const EventRow& row) { return PhaseOf(row.name) != Phase::kNone; });
-  const std::vector<PhaseSpan> phase_spans = phased ? PhaseSpans(c) : std::vector<PhaseSpan>();
+  const std::vector<PhaseSpan> phase_spans = phased && (categorised || !c.steps.empty())
+                                                 ? PhaseSpans(c)
+                                                 : std::vector<PhaseSpan>();
   const std::optional<BlockCategories> categories =
       categorised ? std::optional(CategorizeBlocks(c, phase_spans, outermost_ops))
                   : std::nullopt;
