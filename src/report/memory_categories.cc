@@ -25,7 +25,7 @@ struct BlockFate {
 // increasing order (the events' order): a walk, not a search per allocation.
 class OpEnds {
  public:
-  explicit OpEnds(const std::vector<Interval>* ops) : ops_(ops) {}
+  explicit OpEnds(const std::vector<TickInterval>* ops) : ops_(ops) {}
   uint64_t At(uint64_t tick) {  // 0 for none
     if (ops_ == nullptr) return 0;
     while (next_ < ops_->size() && (*ops_)[next_].second < tick) ++next_;
@@ -33,7 +33,7 @@ class OpEnds {
   }
 
  private:
-  const std::vector<Interval>* ops_;
+  const std::vector<TickInterval>* ops_;
   size_t next_ = 0;
 };
 
@@ -78,11 +78,11 @@ bool IsOpName(const char* name) {
          std::strncmp(name, kNode.data(), kNode.size()) == 0;
 }
 
-std::vector<Interval> OutermostCalls(std::vector<Interval> calls) {
-  std::vector<Interval> outer;
+std::vector<TickInterval> OutermostCalls(std::vector<TickInterval> calls) {
+  std::vector<TickInterval> outer;
   bool nested = true;
   for (size_t i = 0; i < calls.size() && nested; ++i) {
-    const Interval& call = calls[i];
+    const TickInterval& call = calls[i];
     if (i > 0 && call.second < calls[i - 1].second) nested = false;
     while (!outer.empty() && outer.back().first >= call.first) outer.pop_back();
     if (!outer.empty() && outer.back().second > call.first) nested = false;
@@ -91,11 +91,11 @@ std::vector<Interval> OutermostCalls(std::vector<Interval> calls) {
   if (nested) return outer;
   // By start, the longer first where two start together: a call inside the last kept
   // one is nested in it.
-  std::sort(calls.begin(), calls.end(), [](const Interval& a, const Interval& b) {
+  std::sort(calls.begin(), calls.end(), [](const TickInterval& a, const TickInterval& b) {
     return a.first != b.first ? a.first < b.first : a.second > b.second;
   });
   outer.clear();
-  for (const Interval& call : calls) {
+  for (const TickInterval& call : calls) {
     if (outer.empty() || call.first >= outer.back().second) outer.push_back(call);
   }
   return outer;

@@ -17,10 +17,10 @@
 #include <map>
 #include <string>
 #include <unordered_map>
-#include <utility>
 #include <vector>
 
 #include "collection.h"
+#include "gpu_correlation.h"
 #include "step_phases.h"
 
 namespace paddle_prof::internal {
@@ -46,12 +46,11 @@ bool IsOpName(const char* name);
 // ended): those no other holds, in time order. A call comes after those nested in it,
 // so one pass drops them; calls out of that order, or overlapping without nesting (never
 // expected: a foreign or damaged record), are sorted by start instead.
-using Interval = std::pair<uint64_t, uint64_t>;
-std::vector<Interval> OutermostCalls(std::vector<Interval> calls);
+std::vector<TickInterval> OutermostCalls(std::vector<TickInterval> calls);
 
 // By thread index (ThreadSnapshot::index): the OutermostCalls of its kept op calls (the
 // report's pass over the calls gathers them).
-using OutermostOps = std::unordered_map<int, std::vector<Interval>>;
+using OutermostOps = std::unordered_map<int, std::vector<TickInterval>>;
 
 // `phases`: the window's PhaseSpans (step_phases.h).
 BlockCategories CategorizeBlocks(const Collection& c, const std::vector<PhaseSpan>& phases,

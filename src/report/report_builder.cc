@@ -144,7 +144,7 @@ uint64_t GpuTicks(const Collection& c,
 // likewise holds the GPU intervals those calls launched, for the parent's GPU time.
 // `op_calls`, when given, gets the kept op calls (IsOpName), for OutermostCalls.
 void ScanThread(const Collection& c, size_t position, PointerRows* rows, LeftOut* left_out,
-                std::vector<Interval>* op_calls) {
+                std::vector<TickInterval>* op_calls) {
   const ThreadSnapshot& thread = c.threads[position];
   std::vector<uint64_t> child_time(kMaxScopeDepth + 1, 0);
   std::vector<std::vector<TickInterval>> child_gpu(c.gpu_traced ? kMaxScopeDepth + 1 : 0);
@@ -530,7 +530,7 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
   for (size_t position = 0; position < c.threads.size(); ++position) {
     const ThreadSnapshot& thread = c.threads[position];
     PointerRows rows;
-    std::vector<Interval> op_calls;
+    std::vector<TickInterval> op_calls;
     if (categorised) {
       op_calls.reserve(static_cast<size_t>(std::max<int64_t>(thread.begun_unreported, 0)));
     }

@@ -171,18 +171,18 @@ TEST(OutermostCallsTest, OpsAreATenOpsAndAutogradNodes) {
 }
 
 TEST(OutermostCallsTest, NestedCallsAreDroppedInTheOrderTheyEndedOrInAnyOther) {
-  using internal::Interval;
   using internal::OutermostCalls;
+  using Calls = std::vector<internal::TickInterval>;
   // As a thread records them: a (10-20) holds b (12-15) and c (15-20, ending with it);
   // d (30-40) holds e (30-31), which starts with it; f (40-50) starts as d ends.
-  const std::vector<Interval> ended = {{12, 15}, {15, 20}, {10, 20}, {30, 31}, {30, 40}, {40, 50}};
-  const std::vector<Interval> outer = {{10, 20}, {30, 40}, {40, 50}};
+  const Calls ended = {{12, 15}, {15, 20}, {10, 20}, {30, 31}, {30, 40}, {40, 50}};
+  const Calls outer = {{10, 20}, {30, 40}, {40, 50}};
   EXPECT_EQ(OutermostCalls(ended), outer);
   // Out of that order the same calls give the same.
   EXPECT_EQ(OutermostCalls({{40, 50}, {30, 31}, {10, 20}, {30, 40}, {15, 20}, {12, 15}}), outer);
   // Overlapping without nesting: the first to start is kept, what starts within it is not.
-  EXPECT_EQ(OutermostCalls({{10, 20}, {15, 25}, {26, 27}}), (std::vector<Interval>{{10, 20}, {26, 27}}));
-  EXPECT_EQ(OutermostCalls({{15, 25}, {10, 20}, {26, 27}}), (std::vector<Interval>{{10, 20}, {26, 27}}));
+  EXPECT_EQ(OutermostCalls({{10, 20}, {15, 25}, {26, 27}}), (Calls{{10, 20}, {26, 27}}));
+  EXPECT_EQ(OutermostCalls({{15, 25}, {10, 20}, {26, 27}}), (Calls{{10, 20}, {26, 27}}));
   EXPECT_TRUE(OutermostCalls({}).empty());
 }
 
