@@ -129,6 +129,9 @@ struct PlaceSummary {
   int64_t untracked_frees = 0;
   std::vector<RowBytes> at_peak;   // rows holding memory at the high-water mark
   std::optional<int64_t> process;  // the pid, once reports of several processes merge
+  // In a merged report, the input it came from as the merge names it: "rank 3", or
+  // "node2 pid 1" where the inputs have no ranks of their own (a child of a rank, too).
+  std::string input;
   // paddle_prof.torch's memory categories ("parameter", "gradient", "optimizer_state",
   // "input", "temporary", "activation", "other"), each place's live bytes split at its
   // peak and at the window's end; empty where the window did not categorise memory.
@@ -275,6 +278,11 @@ struct MergedInput {
   std::string path;  // its summary file; empty for a report merged from memory
   ProcessInfo process;
   double start_ms = 0;  // when its window started, on the merged report's clock
+  std::string label;    // "rank 3", or "node2 pid 1" where the inputs have no ranks
+  double wall_ms = 0;   // its window's wall time
+  // What the merge's maps by input (a step's wall_ms_by, peaks_by) key it by: its rank,
+  // else its pid, else (pids that repeat) its label.
+  std::string key;
 };
 
 class Report {
@@ -283,8 +291,9 @@ class Report {
   EventSortingKey sorted_by = EventSortingKey::kTotal;
   double wall_ms = 0;  // enable (or last reset) to disable, on the events' clock
   std::vector<PlaceSummary> places;
-  // By place label: the place's name ("CPU"), or "CPU (pid 1234)" for a place that
-  // carries its process, as the table prints it; one per entry of `places`.
+  // By place label: the place's name ("CPU"), "CPU (rank 3)" or "CPU (node2 pid 1)" in a
+  // merged report, "CPU (pid 1234)" for a child's place, as the table prints it; one per
+  // entry of `places`.
   std::map<std::string, TimelinePoints> timeline;
   std::vector<EventRow> events;  // sorted by `sorted_by`, largest first
   std::vector<StepSummary> steps;
@@ -303,6 +312,9 @@ class Report {
   WindowClock clock;
   std::vector<ChildProcess> processes;   // children merged into this report
   std::vector<MergedInput> merged_from;  // set in merged reports
+  // Merged reports: each input's peak per place kind ("CPU", "CUDA:0"), by the input's
+  // key (its rank, else its pid; its label where pids repeat).
+  std::map<std::string, std::map<std::string, int64_t>> peaks_by;
   std::string summary_path;              // where the summary was written (or read); empty otherwise
 
   // Rows the printed table shows by default (FLAGS_paddle_prof_row_limit).

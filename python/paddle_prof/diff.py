@@ -51,13 +51,16 @@ def _threshold(value: Any, name: str) -> float:
     return number
 
 
-def _process_names(summary: Dict[str, Any]) -> Dict[int, str]:
-    """Each pid of a run as the other run would know the same process."""
-    names: Dict[int, str] = {}
+def _process_names(summary: Dict[str, Any]) -> Dict[Any, str]:
+    """Each pid of a run, and each input's label in a merged run ("node2 pid 1", which
+    tells apart inputs that share a pid), as the other run would know the same process."""
+    names: Dict[Any, str] = {}
     for i, entry in enumerate(summary.get("merged_from") or []):
         process = entry.get("process") or {}
         rank = process.get("rank")
         names[process.get("pid")] = f"rank {rank}" if rank is not None else f"input {i}"
+        if entry.get("label") is not None:
+            names[entry["label"]] = names[process.get("pid")]
     own = summary.get("process") or {}
     if own.get("pid") is not None:
         names.setdefault(own["pid"], f"rank {own['rank']}" if own.get("rank") is not None
@@ -167,11 +170,12 @@ def _time_statuses(base: Dict[str, Any], new: Dict[str, Any], threshold: float) 
     return []
 
 
-def _place_key(place: Dict[str, Any], names: Dict[int, str]) -> str:
+def _place_key(place: Dict[str, Any], names: Dict[Any, str]) -> str:
     process = place.get("process")
     if process is None:
         return place["place"]
-    return f"{place['place']} ({names.get(process, f'pid {process}')})"
+    name = names.get(place.get("input")) or names.get(process, f"pid {process}")
+    return f"{place['place']} ({name})"
 
 
 def _place_peaks(summary: Dict[str, Any]) -> Dict[str, int]:

@@ -54,12 +54,14 @@ def merge(items: Iterable[Union[Report, PathLike]], sorted_key: Union[str, None]
     """The profiles of several processes or ranks as one Report.
 
     ``items`` are Reports or summary paths (a trace path P stands for P.summary.json).
-    Rows merge by (name, tag), each with a ``spread`` of its total time over the inputs;
-    steps merge by index, with each input's wall time (``wall_ms_by``); places stay one
-    per input and place, with their ``process``; ``merged_from`` lists the inputs, and a
-    warning names each straggler. ValueError for an empty list, a file that is not a
-    paddle_prof summary (naming it), or two profiles of the same process; TypeError for
-    an item of another type.
+    Inputs go by rank when each has its own, else by host and pid ("rank 3",
+    "node2 pid 1"). Rows merge by (name, tag), each with a ``spread`` of its total time
+    over the inputs; steps merge by index, with each input's wall time (``wall_ms_by``);
+    places stay one per input and place, with their ``process`` and ``input``, and
+    ``peaks_by`` gives each input's peak per place kind; ``merged_from`` lists the inputs
+    with their labels. Warnings name each straggler, in time or in memory, and two inputs
+    that claim the same process (kept apart). ValueError for an empty list, or a file
+    that is not a paddle_prof summary (naming it); TypeError for an item of another type.
 
     Example::
 

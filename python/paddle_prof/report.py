@@ -59,7 +59,7 @@ class Report:
     _FIELDS = frozenset({"events", "places", "steps", "warnings", "wall_ms", "state",
                          "sorted_by", "dropped_events", "cycle", "process", "processes",
                          "clock", "timeline", "merged_from", "modules", "phases_ms",
-                         "throughput", "advice", "notes"})
+                         "throughput", "advice", "notes", "peaks_by"})
 
     def __init__(self, native: Any) -> None:
         self._native = native
@@ -97,12 +97,14 @@ class Report:
         self.process = _namespace(summary["process"])
         self.processes: List[SimpleNamespace] = [_namespace(p) for p in summary["processes"]]
         # When its window opened (unix_ns) and this clock's offset to rank 0's; a merge's
-        # inputs (path and process), empty unless merged.
+        # inputs (path, process, label, key, wall_ms), empty unless merged.
         self.clock = _namespace(summary["clock"])
         # Live bytes over the window per place label: {"CPU": {"t_ms": [...], "bytes": [...]}}.
         self.timeline: Dict[str, Dict[str, list]] = summary.get("timeline", {})
         self.merged_from: List[SimpleNamespace] = [
             _namespace(m) for m in summary.get("merged_from", [])]
+        # A merge's peak per place kind and input: {"CUDA:0": {"<rank or pid>": bytes}}.
+        self.peaks_by: Dict[str, Dict[str, int]] = summary.get("peaks_by", {})
         # paddle_prof.torch's model view: modules by path, step phases, throughput.
         self.modules: List[SimpleNamespace] = [_namespace(m) for m in summary.get("modules", [])]
         self.phases_ms: Dict[str, float] = summary.get("phases_ms", {})

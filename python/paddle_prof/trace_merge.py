@@ -1,8 +1,10 @@
 """The Chrome traces of merged inputs as one trace: a process per input, on one clock.
 
 Each input's trace is read from beside its summary (the summary path less
-``.summary.json``). Its events move to a pid of their own (the input's pid, or its
-position when two inputs share one; a GPU's pseudo-process gets a fresh pid), its
+``.summary.json``). Its process is named as the merge names the input (``rank 3``, or
+``node2 pid 1`` without ranks). Its events move to a pid of their own (the input's pid,
+or a fresh one when two inputs share one, as ranks in containers do; a GPU's
+pseudo-process gets a fresh pid), its
 arrows (flow events) to ids of their own, and its times shift by where its window
 started against the earliest input's start, each start read on rank 0's clock
 (``clock.unix_ns + clock.offset_ns``).
@@ -22,12 +24,6 @@ _FRESH_PID_BASE = 0x7FFF0000  # where the core draws GPUs too: far above any rea
 _FLOW_IDS_PER_INPUT = 1 << 40
 
 
-def _name(process: Dict[str, Any]) -> str:
-    if process.get("rank") is not None:
-        return f"rank {process['rank']} (pid {process['pid']})"
-    return f"pid {process['pid']}"
-
-
 def _not_json(constant: str) -> float:
     raise ValueError(f"{constant} is not JSON")
 
@@ -41,9 +37,8 @@ def _finite(text: str) -> float:
     return value
 
 
-def _read_trace(summary: Dict[str, Any], path: Optional[str]) -> Tuple[Optional[dict], str]:
+def _read_trace(label: str, path: Optional[str]) -> Tuple[Optional[dict], str]:
     """The input's trace, or None and why not."""
-    label = _name(summary["process"])
     if not path or not path.endswith(SUMMARY_SUFFIX):
         return None, f"{label}: no trace to merge (its summary was not read from a file " \
                      f"named <trace>{SUMMARY_SUFFIX}); the merged trace lacks it."
@@ -86,19 +81,19 @@ class _Pids:
 def merge_traces(inputs: List[Report], merged: Report, out_path: str) -> List[str]:
     """Writes ``out_path``, the trace of ``inputs`` (Reports loaded from summary files)
     merged as ``merged`` was; returns a warning for each input whose trace is left out."""
-    start_ns = merged.to_dict()["clock"]["unix_ns"]
+    merged_summary = merged.to_dict()
+    start_ns = merged_summary["clock"]["unix_ns"]
+    labels = [entry["label"] for entry in merged_summary["merged_from"]]
     pids = _Pids()
     # Each input's own pid first, so that only a clash takes a substitute.
     summaries = [report.to_dict() for report in inputs]
-    main_pids = []
-    for i, summary in enumerate(summaries):
-        own = summary["process"]["pid"]
-        main_pids.append(pids.take(own if own not in pids.used else i + 1))
+    main_pids = [pids.take(summary["process"]["pid"]) for summary in summaries]
     events: List[Dict[str, Any]] = []
     warnings: List[str] = []
     time_unit = "ms"  # the inputs' own, which the core always writes
     for i, (report, summary) in enumerate(zip(inputs, summaries)):
-        trace, why = _read_trace(summary, report._native.summary_path)
+        label = labels[i]
+        trace, why = _read_trace(label, report._native.summary_path)
         if trace is None:
             warnings.append(why)
             continue
@@ -106,7 +101,6 @@ def merge_traces(inputs: List[Report], merged: Report, out_path: str) -> List[st
             time_unit = trace["displayTimeUnit"]
         clock = summary["clock"]
         shift_us = (clock["unix_ns"] + clock["offset_ns"] - start_ns) / 1000
-        label = _name(summary["process"])
         trace_events = [e for e in trace["traceEvents"]
                         if isinstance(e, dict) and isinstance(e.get("pid"), int)]
         left_out = len(trace["traceEvents"]) - len(trace_events)

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "advice.h"
+#include "merge_inputs.h"
 #include "model_modules.h"
 #include "row_label.h"
 #include "row_merge.h"
@@ -19,10 +20,6 @@
 namespace paddle_prof::internal {
 
 namespace {
-
-std::string InputName(const Report& input, size_t i) {
-  return input.summary_path.empty() ? "input " + std::to_string(i) : input.summary_path;
-}
 
 // Adds to `total` the magnitudes of what a merge adds up of `report`'s (calls, bytes and
 // counts, sources' calls, dropped events); false once the total passes INT64_MAX, past
@@ -57,21 +54,21 @@ void CheckInputs(const std::vector<Report>& inputs) {
                                   "before it, add up past 2^63: too large to merge");
     }
   }
+  // One file twice is one profile counted twice; two files of one process are kept apart
+  // (NameInputs warns of them).
+  std::map<std::string, size_t> paths;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].summary_path.empty()) continue;
+    const auto [first, fresh] = paths.emplace(inputs[i].summary_path, i);
+    if (!fresh) {
+      throw std::invalid_argument(inputs[i].summary_path + " is given twice (inputs " +
+                                  std::to_string(first->second) + " and " + std::to_string(i) +
+                                  "): merge each profile once");
+    }
+  }
   std::map<std::pair<std::string, int64_t>, size_t> seen;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const ProcessInfo& p = inputs[i].process;
-    const auto [first, fresh] = seen.emplace(std::make_pair(p.host, p.pid), i);
-    if (fresh) continue;
-    const std::string both =
-        InputName(inputs[first->second], first->second) + " and " + InputName(inputs[i], i);
-    if (p.pid == 0) {  // summaries written before they named their process
-      throw std::invalid_argument(both +
-                                  " do not say which process they are of (written by an older "
-                                  "paddle_prof): a merge tells its inputs apart by pid or rank");
-    }
-    throw std::invalid_argument(both + " are profiles of the same process (pid " +
-                                std::to_string(p.pid) + " on host '" + p.host +
-                                "'): merge one profile per process or rank");
+    seen.emplace(std::make_pair(inputs[i].process.host, inputs[i].process.pid), i);
   }
   // A parent's profile holds its children's already: merging one of them again would
   // count it twice.
@@ -87,23 +84,14 @@ void CheckInputs(const std::vector<Report>& inputs) {
   }
 }
 
-// Inputs are told apart by rank when each has its own, else by pid.
-bool ByRank(const std::vector<Report>& inputs) {
-  std::set<int> ranks;
-  for (const Report& input : inputs) {
-    if (!input.process.rank || !ranks.insert(*input.process.rank).second) return false;
-  }
-  return true;
-}
-
-// Every input counts, 0 ms where it has no such row; the slowest is the first of the
-// largest.
-RowSpread Spread(const std::vector<double>& total_ms, const std::vector<int64_t>& ids,
-                 const std::string& by) {
+// Every input counts, 0 ms where it has no such row; the slowest (`*slowest`, an input)
+// is the first of the largest.
+RowSpread Spread(const std::vector<double>& total_ms, const InputNames& names, size_t* slowest) {
   std::vector<double> sorted = total_ms;
   std::sort(sorted.begin(), sorted.end());
-  const size_t slowest = std::max_element(total_ms.begin(), total_ms.end()) - total_ms.begin();
-  return {by, sorted.front(), sorted[(sorted.size() - 1) / 2], sorted.back(), ids[slowest]};
+  *slowest = std::max_element(total_ms.begin(), total_ms.end()) - total_ms.begin();
+  return {names.by, sorted.front(), sorted[(sorted.size() - 1) / 2], sorted.back(),
+          names.ids[*slowest]};
 }
 
 void KeepLargest(const std::map<std::string, int64_t>& from, std::map<std::string, int64_t>* into) {
@@ -117,30 +105,31 @@ void KeepLargest(const std::map<std::string, int64_t>& from, std::map<std::strin
 // each place's (and process figure's) largest over the inputs.
 // Steps line up by index. The slowest input of a step is the one with the most time
 // outside collective communication: in a synchronous job every rank's step lasts as long
-// as the slowest one's, the others waiting in communication. `work_ms_by` gets that
-// time per input, for the straggler warnings.
-std::vector<StepSummary> MergeSteps(const std::vector<Report>& inputs,
-                                    const std::vector<int64_t>& ids,
-                                    std::vector<std::map<int64_t, double>>* work_ms_by) {
+// as the slowest one's, the others waiting in communication. `work` gets that time per
+// input, for the straggler warnings.
+std::vector<StepSummary> MergeSteps(const std::vector<Report>& inputs, const InputNames& names,
+                                    std::vector<StepWork>* work) {
   std::map<int, StepSummary> by_index;
-  std::map<int, std::map<int64_t, double>> work_by_index;
+  std::map<int, StepWork> work_by_index;
   for (size_t i = 0; i < inputs.size(); ++i) {
     for (const StepSummary& step : inputs[i].steps) {
+      const bool first = by_index.count(step.step) == 0;
       StepSummary& merged = by_index[step.step];
-      std::map<int64_t, double>& work = work_by_index[step.step];
+      StepWork& step_work = work_by_index[step.step];
       merged.step = step.step;
-      merged.wall_ms_by[std::to_string(ids[i])] = step.wall_ms;
-      merged.phases_ms_by[std::to_string(ids[i])] = step.phases_ms;
+      merged.wall_ms_by[names.keys[i]] = step.wall_ms;
+      merged.phases_ms_by[names.keys[i]] = step.phases_ms;
       merged.wall_ms = std::max(merged.wall_ms, step.wall_ms);
       // The job's batch is every input's together.
       if (step.samples) merged.samples = merged.samples.value_or(0) + *step.samples;
       const double own = std::max(step.wall_ms - step.comm_ms, 0.0);
-      if (!merged.slowest || own > work[*merged.slowest]) {
-        merged.slowest = ids[i];
+      if (first || own > step_work.ms[step_work.slowest]) {
+        step_work.slowest = i;
+        merged.slowest = names.ids[i];
         merged.comm_ms = step.comm_ms;
         merged.phases_ms = step.phases_ms;  // the slowest input's, whose step is the job's
       }
-      work[ids[i]] = own;
+      step_work.ms[i] = own;
       KeepLargest(step.peak_bytes, &merged.peak_bytes);
       KeepLargest(step.end_bytes, &merged.end_bytes);
       KeepLargest(step.process, &merged.process);
@@ -149,7 +138,7 @@ std::vector<StepSummary> MergeSteps(const std::vector<Report>& inputs,
   std::vector<StepSummary> steps;
   for (auto& [index, step] : by_index) {
     steps.push_back(std::move(step));
-    work_ms_by->push_back(std::move(work_by_index[index]));
+    work->push_back(std::move(work_by_index[index]));
   }
   return steps;
 }
@@ -178,13 +167,20 @@ std::string StatesWarning(const std::vector<Report>& inputs,
          ProfilerStateName(inputs.front().state) + ".";
 }
 
-// `from`'s places, each gaining `from`'s pid unless it carries its own, and their
-// timelines keyed by the labels that names, shifted by `shift_ms` onto another clock.
-void AddPlaces(const Report& from, double shift_ms, std::vector<PlaceSummary>* places,
-               std::map<std::string, TimelinePoints>* timeline) {
+// `from`'s places, each gaining `from`'s pid unless it carries its own, and `input` (in a
+// merge of reports: "rank 3"; a child's place, of another pid, by its host and pid) unless
+// it names its own, and their timelines keyed by the labels that makes, shifted by
+// `shift_ms` onto another clock.
+void AddPlaces(const Report& from, const std::string& input, double shift_ms,
+               std::vector<PlaceSummary>* places, std::map<std::string, TimelinePoints>* timeline) {
   for (PlaceSummary place : from.places) {
     const auto points = from.timeline.find(PlaceLabel(place));
     if (!place.process) place.process = from.process.pid;
+    if (!input.empty() && place.input.empty()) {
+      ProcessInfo child = from.process;
+      child.pid = *place.process;
+      place.input = *place.process == from.process.pid ? input : ProcessLabel(child, false);
+    }
     if (points != from.timeline.end()) {
       TimelinePoints& shifted = (*timeline)[PlaceLabel(place)] = points->second;
       for (double& t : shifted.t_ms) t += shift_ms;
@@ -193,18 +189,27 @@ void AddPlaces(const Report& from, double shift_ms, std::vector<PlaceSummary>* p
   }
 }
 
+// Each input's peak per place kind: its own process's, not its children's (a DataLoader
+// worker's memory is another process's).
+std::map<std::string, std::map<std::string, int64_t>> PeaksBy(const std::vector<Report>& inputs,
+                                                              const InputNames& names) {
+  std::map<std::string, std::map<std::string, int64_t>> peaks;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    for (const PlaceSummary& place : inputs[i].places) {
+      if (place.process && *place.process != inputs[i].process.pid) continue;
+      const auto [it, fresh] = peaks[place.place].emplace(names.keys[i], place.peak_bytes);
+      if (!fresh) it->second = std::max(it->second, place.peak_bytes);
+    }
+  }
+  return peaks;
+}
+
 }  // namespace
 
 Report MergeReports(const std::vector<Report>& inputs, EventSortingKey key) {
   CheckInputs(inputs);
-  const bool by_rank = ByRank(inputs);
-  const std::string by = by_rank ? "rank" : "process";
-  std::vector<int64_t> ids;
-  std::vector<std::string> names;  // "rank 1", "pid 1234"
-  for (const Report& input : inputs) {
-    ids.push_back(by_rank ? *input.process.rank : input.process.pid);
-    names.push_back((by_rank ? "rank " : "pid ") + std::to_string(ids.back()));
-  }
+  const InputNames input_names = NameInputs(inputs);
+  const std::vector<std::string>& names = input_names.labels;
 
   Report merged;
   merged.state = inputs.front().state;
@@ -222,7 +227,8 @@ Report MergeReports(const std::vector<Report>& inputs, EventSortingKey key) {
       if (index == total_ms.size()) total_ms.emplace_back(inputs.size(), 0.0);
       total_ms[index][i] += row.total_ms;
     }
-    merged.merged_from.push_back({input.summary_path, input.process});
+    merged.merged_from.push_back(
+        {input.summary_path, input.process, 0, names[i], input.wall_ms, input_names.keys[i]});
     merged.processes.insert(merged.processes.end(), input.processes.begin(), input.processes.end());
     merged.dropped_events += input.dropped_events;
     merged.wall_ms = std::max(merged.wall_ms, input.wall_ms);
@@ -246,27 +252,34 @@ Report MergeReports(const std::vector<Report>& inputs, EventSortingKey key) {
     const int64_t start_ns = input.clock.unix_ns + input.clock.offset_ns;
     const double start_ms = static_cast<double>(start_ns - merged.clock.unix_ns) / 1e6;
     merged.merged_from[i].start_ms = start_ms;
-    AddPlaces(input, start_ms, &merged.places, &merged.timeline);
+    AddPlaces(input, names[i], start_ms, &merged.places, &merged.timeline);
   }
+  merged.peaks_by = PeaksBy(inputs, input_names);
   merged.events = std::move(rows.rows());
+  std::vector<size_t> row_slowest(merged.events.size());
   for (size_t index = 0; index < merged.events.size(); ++index) {
-    merged.events[index].spread = Spread(total_ms[index], ids, by);
+    merged.events[index].spread = Spread(total_ms[index], input_names, &row_slowest[index]);
   }
-  FinishMergedRows(merged.sorted_by, &merged.events);
-  std::vector<std::map<int64_t, double>> work_ms_by;
-  merged.steps = MergeSteps(inputs, ids, &work_ms_by);
+  std::vector<StepWork> work;
+  merged.steps = MergeSteps(inputs, input_names, &work);
   for (const StepSummary& step : merged.steps) merged.phases_ms += step.phases_ms;
   merged.throughput = ThroughputOf(merged.steps);
   for (const Report& input : inputs) MergeModules(input.modules, &merged.modules);
 
+  for (const std::string& w : input_names.warnings) merged.warnings.push_back(w);
   if (std::string states = StatesWarning(inputs, names); !states.empty()) {
     merged.warnings.push_back(std::move(states));
   }
+  // Before the rows are sorted: `row_slowest` follows their order of merging.
   std::vector<StragglerEvidence> stragglers;
-  for (std::string& w : StragglerWarnings(merged.events, merged.steps, work_ms_by, by,
-                                          inputs.size(), &stragglers)) {
+  for (std::string& w : StragglerWarnings(merged.events, row_slowest, merged.steps, work,
+                                          input_names, &stragglers)) {
     merged.warnings.push_back(std::move(w));
   }
+  for (std::string& w : MemoryStragglerWarnings(merged.peaks_by, input_names)) {
+    merged.warnings.push_back(std::move(w));
+  }
+  FinishMergedRows(merged.sorted_by, &merged.events);
   for (Advice& a : FigureAdvice(merged)) merged.advice.push_back(std::move(a));
   // Steps, counted outside communication, say who the others wait for; an op can be slow
   // on a rank only because it holds a wait for another (DDP's backward does).
@@ -304,13 +317,13 @@ void MergeChildren(Report* parent, const std::vector<Report>& all_children, bool
     // Labelled by pid, as the children's places are.
     std::vector<PlaceSummary> places;
     std::map<std::string, TimelinePoints> timeline;
-    AddPlaces(*parent, 0, &places, &timeline);
+    AddPlaces(*parent, "", 0, &places, &timeline);
     parent->places = std::move(places);
     parent->timeline = std::move(timeline);
   }
   for (const Report& child : children) {
     add_rows(child);
-    AddPlaces(child, static_cast<double>(child.clock.unix_ns - parent->clock.unix_ns) / 1e6,
+    AddPlaces(child, "", static_cast<double>(child.clock.unix_ns - parent->clock.unix_ns) / 1e6,
               &parent->places, &parent->timeline);
     int64_t calls = 0;
     for (const EventRow& row : child.events) calls += row.calls;

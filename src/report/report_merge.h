@@ -15,11 +15,14 @@
 namespace paddle_prof::internal {
 
 // paddle_prof.merge(): profiles of several processes or ranks as one report.
-// std::invalid_argument for an empty list, for two inputs of the same process (same host
-// and pid), naming both inputs (by summary_path when set, else "input N"), or for an
-// input whose calls, bytes and counts add up past 2^63 with the ones before it, naming it.
-// Each input's place timelines are keyed by PlaceLabel() and shifted onto the merged
-// clock (the earliest input's start on rank 0's clock).
+// std::invalid_argument for an empty list, for a summary_path given twice, or for an
+// input whose calls, bytes and counts add up past 2^63 with the ones before it, naming it
+// (by summary_path when set, else "input N"). Inputs go by rank, else by host and pid
+// (merge_inputs.h): two that claim one process are kept apart, with a warning. Each
+// input's places gain its label (PlaceSummary::input), their timelines keyed by
+// PlaceLabel() and shifted onto the merged clock (the earliest input's start on rank 0's
+// clock); peaks_by gets each input's peak per place kind, and the warnings its stragglers
+// in time and in memory.
 Report MergeReports(const std::vector<Report>& inputs, EventSortingKey key);
 
 // A parent's stop: its exited children's reports merged into its own. Rows merge across

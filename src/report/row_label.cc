@@ -22,6 +22,7 @@ std::string RowLabel(const EventRow& row) {
 }
 
 std::string PlaceLabel(const PlaceSummary& place) {
+  if (!place.input.empty()) return place.place + " (" + place.input + ")";
   if (!place.process) return place.place;
   return place.place + " (pid " + std::to_string(*place.process) + ")";
 }

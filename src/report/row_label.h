@@ -19,7 +19,8 @@ std::string RowLabel(const EventRow& row);
 std::string RowHead(const EventRow& row);
 std::string TagText(const std::string& tag);
 
-// The place's name, and its process once reports of several processes merge.
+// The place's name, and once reports of several processes merge, its input ("CPU (rank 3)",
+// "CPU (node2 pid 1)") or, for a child's place, its pid ("CPU (pid 1234)").
 std::string PlaceLabel(const PlaceSummary& place);
 
 // A call path (RowBytes::path), joined: "ConvolutionBackward0 > aten::empty".

@@ -18,18 +18,25 @@ bool IsStraggler(double max_ms, double median_ms) {
   return max_ms > 1.5 * median_ms && max_ms - median_ms >= 1.0;
 }
 
-std::string Input(const std::string& by, int64_t id) {
-  return (by == "rank" ? "rank " : "process ") + std::to_string(id);
+// Over 10% and at least 64 MiB above the median: a rank that runs out of memory first,
+// not the noise of allocator rounding among ranks of a large model.
+bool IsMemoryStraggler(int64_t peak, int64_t median) {
+  return static_cast<double>(peak) > 1.1 * static_cast<double>(median) &&
+         peak - median >= (int64_t{64} << 20);
+}
+
+// "over 2 ranks"
+std::string Over(size_t inputs, const std::string& by) {
+  const std::string unit = by == "rank" ? "rank" : "process";
+  return "over " + std::to_string(inputs) + " " + unit +
+         (inputs == 1      ? ""
+          : unit == "rank" ? "s"
+                           : "es");
 }
 
 // "against a median of 20.1 ms over 2 ranks"
 std::string AgainstMedian(double median_ms, size_t inputs, const std::string& by) {
-  const std::string unit = by == "rank" ? "rank" : "process";
-  return "against a median of " + FormatFixed(median_ms, 1) + " ms over " + std::to_string(inputs) +
-         " " + unit +
-         (inputs == 1      ? ""
-          : unit == "rank" ? "s"
-                           : "es");
+  return "against a median of " + FormatFixed(median_ms, 1) + " ms " + Over(inputs, by);
 }
 
 struct OpStraggler {
@@ -37,12 +44,16 @@ struct OpStraggler {
   std::string text;
 };
 
-using Evidence = std::map<int64_t, StragglerEvidence>;  // by rank (or pid)
+using Evidence = std::map<size_t, StragglerEvidence>;  // by input
 
-std::vector<std::string> OpWarnings(const std::vector<EventRow>& rows, const std::string& by,
-                                    size_t inputs, Evidence* evidence) {
+std::vector<std::string> OpWarnings(const std::vector<EventRow>& rows,
+                                    const std::vector<size_t>& row_slowest,
+                                    const InputNames& names, Evidence* evidence) {
+  const std::string& by = names.by;
+  const size_t inputs = names.labels.size();
   std::vector<OpStraggler> found;
-  for (const EventRow& row : rows) {
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const EventRow& row = rows[r];
     if (!row.spread || WaitsForCommunication(row.name) ||
         !IsStraggler(row.spread->max_ms, row.spread->median_ms)) {
       continue;
@@ -50,9 +61,10 @@ std::vector<std::string> OpWarnings(const std::vector<EventRow>& rows, const std
     const double excess = row.spread->max_ms - row.spread->median_ms;
     const std::string case_text = RowLabel(row) + ": " + FormatFixed(row.spread->max_ms, 1) +
                                   " ms there " + AgainstMedian(row.spread->median_ms, inputs, by);
-    found.push_back({excess, Input(by, row.spread->argmax) + " is a straggler in " + case_text});
+    const size_t slowest = row_slowest[r];
+    found.push_back({excess, names.labels[slowest] + " is a straggler in " + case_text});
     // Ops nest: the largest excess stands for them all.
-    StragglerEvidence& e = (*evidence)[row.spread->argmax];
+    StragglerEvidence& e = (*evidence)[slowest];
     ++e.ops;
     e.behind_ms = std::max(e.behind_ms, excess);
     if (excess > e.worst_ms) {
@@ -81,37 +93,38 @@ double LowerMedian(std::vector<double> values) {
 }
 
 std::vector<std::string> StepWarnings(const std::vector<StepSummary>& steps,
-                                      const std::vector<std::map<int64_t, double>>& work_ms_by,
-                                      const std::string& by, Evidence* evidence) {
-  std::map<int64_t, double> steps_behind_ms;
+                                      const std::vector<StepWork>& work, const InputNames& names,
+                                      Evidence* evidence) {
+  std::map<size_t, double> steps_behind_ms;
   struct Straggled {
     size_t count = 0;
     std::string listed;
   };
-  std::map<int64_t, Straggled> by_input;  // in rank (or pid) order
-  for (size_t i = 0; i < steps.size() && i < work_ms_by.size(); ++i) {
+  std::map<size_t, Straggled> by_input;  // in input order
+  for (size_t i = 0; i < steps.size() && i < work.size(); ++i) {
     const StepSummary& step = steps[i];
-    if (!step.slowest || work_ms_by[i].empty()) continue;
+    if (work[i].ms.empty()) continue;
     std::vector<double> ms;
-    for (const auto& [input, work_ms] : work_ms_by[i]) ms.push_back(work_ms);
+    for (const auto& [input, work_ms] : work[i].ms) ms.push_back(work_ms);
     const double median = LowerMedian(ms);
-    const double slowest = work_ms_by[i].at(*step.slowest);
+    const size_t input = work[i].slowest;
+    const double slowest = work[i].ms.at(input);
     if (!IsStraggler(slowest, median)) continue;
     const bool waited =
-        std::any_of(work_ms_by[i].begin(), work_ms_by[i].end(), [&step](const auto& input) {
-          const auto wall = step.wall_ms_by.find(std::to_string(input.first));
-          return wall != step.wall_ms_by.end() && wall->second != input.second;
+        std::any_of(work[i].ms.begin(), work[i].ms.end(), [&](const auto& other) {
+          const auto wall = step.wall_ms_by.find(names.keys[other.first]);
+          return wall != step.wall_ms_by.end() && wall->second != other.second;
         });
-    Straggled& s = by_input[*step.slowest];
+    Straggled& s = by_input[input];
     const std::string case_text = std::string("step ") + std::to_string(step.step) + ": " +
                                   FormatFixed(slowest, 1) +
                                   (waited ? " ms outside communication " : " ms ") +
-                                  AgainstMedian(median, ms.size(), by);
+                                  AgainstMedian(median, ms.size(), names.by);
     if (++s.count <= kStepsListed) s.listed += (s.count == 1 ? "" : "; ") + case_text;
-    StragglerEvidence& e = (*evidence)[*step.slowest];
+    StragglerEvidence& e = (*evidence)[input];
     ++e.steps;
     e.of_steps = steps.size();
-    steps_behind_ms[*step.slowest] += slowest - median;
+    steps_behind_ms[input] += slowest - median;
     if (slowest - median > e.worst_ms) {
       e.worst_ms = slowest - median;
       e.worst = case_text;
@@ -126,7 +139,8 @@ std::vector<std::string> StepWarnings(const std::vector<StepSummary>& steps,
   for (const auto& [input, s] : by_input) {
     std::string more;
     if (s.count > kStepsListed) more = "; " + std::to_string(s.count - kStepsListed) + " more";
-    warnings.push_back(Input(by, input) + " is a straggler in " + std::to_string(s.count) + " of " +
+    warnings.push_back(names.labels[input] + " is a straggler in " + std::to_string(s.count) +
+                       " of " +
                        std::to_string(steps.size()) + " steps (" + s.listed + more + ")");
   }
   return warnings;
@@ -135,18 +149,39 @@ std::vector<std::string> StepWarnings(const std::vector<StepSummary>& steps,
 }  // namespace
 
 std::vector<std::string> StragglerWarnings(const std::vector<EventRow>& rows,
+                                           const std::vector<size_t>& row_slowest,
                                            const std::vector<StepSummary>& steps,
-                                           const std::vector<std::map<int64_t, double>>& work_ms_by,
-                                           const std::string& by, size_t inputs,
+                                           const std::vector<StepWork>& work,
+                                           const InputNames& names,
                                            std::vector<StragglerEvidence>* evidence) {
   Evidence found;
-  std::vector<std::string> warnings = OpWarnings(rows, by, inputs, &found);
-  for (std::string& w : StepWarnings(steps, work_ms_by, by, &found)) {
-    warnings.push_back(std::move(w));
-  }
+  std::vector<std::string> warnings = OpWarnings(rows, row_slowest, names, &found);
+  for (std::string& w : StepWarnings(steps, work, names, &found)) warnings.push_back(std::move(w));
   for (auto& [input, e] : found) {
-    e.input = Input(by, input);
+    e.input = names.labels[input];
     evidence->push_back(std::move(e));
+  }
+  return warnings;
+}
+
+std::vector<std::string> MemoryStragglerWarnings(
+    const std::map<std::string, std::map<std::string, int64_t>>& peaks_by,
+    const InputNames& names) {
+  constexpr double kMiB = 1024.0 * 1024.0;
+  const auto mib = [](int64_t bytes) { return FormatGrouped(bytes / kMiB, 1) + " MiB"; };
+  std::vector<std::string> warnings;
+  for (const auto& [kind, by_key] : peaks_by) {
+    std::vector<int64_t> peaks;
+    for (const auto& [key, bytes] : by_key) peaks.push_back(bytes);
+    std::sort(peaks.begin(), peaks.end());
+    const int64_t median = peaks[(peaks.size() - 1) / 2];  // with two, the smaller
+    for (size_t i = 0; i < names.keys.size(); ++i) {
+      const auto peak = by_key.find(names.keys[i]);
+      if (peak == by_key.end() || !IsMemoryStraggler(peak->second, median)) continue;
+      warnings.push_back(names.labels[i] + " is a memory straggler on " + kind + ": peak " +
+                         mib(peak->second) + " against a median of " + mib(median) + " " +
+                         Over(peaks.size(), names.by));
+    }
   }
   return warnings;
 }

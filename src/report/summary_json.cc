@@ -166,6 +166,7 @@ void WritePlace(JsonWriter* w, const PlaceSummary& p) {
   w->BeginObject();
   w->StringField("place", p.place);
   if (p.process) w->IntField("process", *p.process);
+  if (!p.input.empty()) w->StringField("input", p.input);
   w->IntField("peak_bytes", p.peak_bytes);
   w->IntField("start_bytes", p.start_bytes);
   w->IntField("end_bytes", p.end_bytes);
@@ -357,9 +358,21 @@ std::string Report::ToJson() const {
       w.Key("process");
       WriteProcess(&w, input.process);
       w.DoubleField("start_ms", input.start_ms);
+      w.StringField("label", input.label);
+      w.DoubleField("wall_ms", input.wall_ms);
+      w.StringField("key", input.key);
       w.EndObject();
     }
     w.EndArray();
+  }
+  if (!peaks_by.empty()) {
+    w.Key("peaks_by");
+    w.BeginObject();
+    for (const auto& [kind, by_input] : peaks_by) {
+      w.Key(kind);
+      WriteBytesByName(&w, by_input);
+    }
+    w.EndObject();
   }
   w.Key("warnings");
   w.BeginArray();

@@ -210,6 +210,7 @@ PlaceSummary ReadPlace(const json& j) {
   PlaceSummary p;
   p.place = j.at("place").get<std::string>();
   p.process = Optional<int64_t>(j, "process");
+  p.input = Optional<std::string>(j, "input").value_or("");
   p.peak_bytes = Get<int64_t>(j, "peak_bytes");
   p.start_bytes = Get<int64_t>(j, "start_bytes");
   p.end_bytes = Get<int64_t>(j, "end_bytes");
@@ -367,8 +368,14 @@ Report Read(const json& j) {
     for (const json& input : *it) {
       r.merged_from.push_back({Optional<std::string>(input, "path").value_or(""),
                                ReadProcess(input.at("process")),
-                               Optional<double>(input, "start_ms").value_or(0)});
+                               Optional<double>(input, "start_ms").value_or(0),
+                               Optional<std::string>(input, "label").value_or(""),
+                               Optional<double>(input, "wall_ms").value_or(0),
+                               Optional<std::string>(input, "key").value_or("")});
     }
+  }
+  if (const auto it = j.find("peaks_by"); it != j.end()) {
+    for (const auto& kind : it->items()) r.peaks_by[kind.key()] = IntegerMap(*it, kind.key().c_str());
   }
   return r;
 }

@@ -21,6 +21,7 @@ import pytest
 
 import paddle_prof
 from paddle_prof import _core
+from paddle_prof.diff import format_bytes
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 # build/python/paddle_prof -> build: the screenshot lands in the build tree.
@@ -260,10 +261,21 @@ def test_a_merged_profile_shows_every_rank(tmp_path):
                 advice: texts('#advice li.straggler'),
                 first_section: document.querySelector('section:not([hidden])').id,
                 first_step_ends: Array.from(document.querySelectorAll('svg.memory-chart'),
-                    s => +s.querySelector('line.step-boundary').dataset.tMs)};""")["value"]
+                    s => +s.querySelector('line.step-boundary').dataset.tMs),
+                per_input: Array.from(document.querySelectorAll('#per-input-table tbody tr'),
+                    tr => [tr.dataset.input, Array.from(tr.cells, td => td.textContent),
+                           Array.from(tr.cells, td => td.classList.contains('straggler'))]),
+                per_input_head: texts('#per-input-table th')};""")["value"]
     assert result["inputs"] == ["rank 0", "rank 1"]
-    # Each rank's steps are drawn on the merged clock, from where its own window began.
+    # Time and peak per rank, side by side; rank 1's steps are the straggler's.
     summary = merged.to_dict()
+    assert result["per_input_head"] == ["Rank", "Wall time", "Median step", "Peak on CPU"]
+    for (name, cells, marked), m in zip(result["per_input"], summary["merged_from"]):
+        rank = m["process"]["rank"]
+        assert name == f"rank {rank}"
+        assert cells[3] == format_bytes(summary["peaks_by"]["CPU"][str(rank)])
+        assert marked == [False, False, rank == 1, False]
+    # Each rank's steps are drawn on the merged clock, from where its own window began.
     expected = [m["start_ms"] + summary["steps"][0]["wall_ms_by"][str(m["process"]["rank"])]
                 for m in summary["merged_from"]]
     assert result["first_step_ends"] == pytest.approx(expected)

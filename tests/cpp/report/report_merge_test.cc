@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -137,8 +139,8 @@ TEST(ReportMergeTest, WithoutRanksTheSpreadIsByProcessAndTheMedianTheLowerMiddle
   EXPECT_EQ(spread.argmax, 13);
   EXPECT_TRUE(
       HasWarning(merged,
-                 "process 13 is a straggler in op: 40.0 ms there against a median of 2.0 ms over 4 "
-                 "processes"));
+                 "node1 pid 13 is a straggler in op: 40.0 ms there against a median of 2.0 ms over "
+                 "4 processes"));
   EXPECT_FALSE(merged.process.world_size.has_value());
 }
 
@@ -335,6 +337,13 @@ TEST(ReportMergeTest, TheReportNamesItsInputsAndTheirPlaces) {
   EXPECT_EQ(merged.merged_from[1].path, "");
   EXPECT_EQ(merged.merged_from[1].process.pid, 200);
   EXPECT_EQ(merged.merged_from[1].process.rank, 1);
+  EXPECT_EQ(merged.merged_from[0].label, "rank 0");
+  EXPECT_DOUBLE_EQ(merged.merged_from[0].wall_ms, 50);
+  EXPECT_DOUBLE_EQ(merged.merged_from[1].wall_ms, 80);
+  EXPECT_EQ(merged.places[0].input, "rank 0");
+  EXPECT_EQ(merged.places[2].input, "node1 pid 201");  // the child: no rank of its own
+  // Each rank's own peak; the child's 30 bytes are another process's.
+  EXPECT_EQ(merged.peaks_by.at("CPU"), (std::map<std::string, int64_t>{{"0", 1000}, {"1", 2000}}));
   ASSERT_EQ(merged.processes.size(), 1u);
   EXPECT_EQ(merged.processes[0].pid, 201);
   EXPECT_TRUE(HasWarning(merged, "rank 0: a warning"));
@@ -350,7 +359,8 @@ TEST(ReportMergeTest, TheReportNamesItsInputsAndTheirPlaces) {
 
 // Each input's timelines under its places' labels, on the merged clock: rank 1's window
 // opened 400 ns after rank 0's, as rank 0's clock reads (1,000,000,400 - 1,000,000,000).
-TEST(ReportMergeTest, TimelinesAreKeyedByPidAndShiftedOntoTheMergedClock) {
+// A rank's child has no rank: its place goes by host and pid.
+TEST(ReportMergeTest, TimelinesAreKeyedByInputAndShiftedOntoTheMergedClock) {
   std::vector<Report> inputs = TwoRanks();
   inputs[0].clock = {1'000'000'000, 0};
   inputs[1].clock = {1'000'000'600, -200};
@@ -362,13 +372,15 @@ TEST(ReportMergeTest, TimelinesAreKeyedByPidAndShiftedOntoTheMergedClock) {
   inputs[1].timeline["CPU (pid 201)"] = {{0.25}, {30}};
   const Report merged = MergeReports(inputs, EventSortingKey::kTotal);
   ASSERT_EQ(merged.timeline.size(), 3u);
-  const TimelinePoints& cpu = merged.timeline.at("CPU (pid 100)");
+  const TimelinePoints& cpu = merged.timeline.at("CPU (rank 0)");
   EXPECT_EQ(cpu.t_ms, (std::vector<double>{0, 1.5, 3}));
   EXPECT_EQ(cpu.bytes, (std::vector<int64_t>{0, 1000, 10}));
-  const TimelinePoints& gpu = merged.timeline.at("CUDA:0 (pid 200)");
+  const TimelinePoints& gpu = merged.timeline.at("CUDA:0 (rank 1)");
   EXPECT_EQ(gpu.t_ms, (std::vector<double>{0.0004, 2 + 0.0004}));
   EXPECT_EQ(gpu.bytes, (std::vector<int64_t>{0, 2000}));
-  EXPECT_EQ(merged.timeline.at("CPU (pid 201)").t_ms, std::vector<double>{0.25 + 0.0004});
+  EXPECT_EQ(merged.timeline.at("CPU (node1 pid 201)").t_ms, std::vector<double>{0.25 + 0.0004});
+  EXPECT_EQ(merged.places[2].process, 201);
+  EXPECT_EQ(merged.merged_from[1].label, "rank 1");
   // Each key is a place's label in the table.
   for (const auto& [label, points] : merged.timeline) {
     EXPECT_NE(merged.Table().find("Memory on " + label + ": peak"), std::string::npos) << label;
@@ -405,31 +417,143 @@ TEST(ReportMergeTest, GpuFiguresMergeAsTheCpusAndStayNullWhereNoneHasThem) {
   EXPECT_FALSE(Row(merged, "only_rank1").gpu_total_ms.has_value());
 }
 
-TEST(ReportMergeTest, BadInputsAreErrorsNamingThem) {
+TEST(ReportMergeTest, AnEmptyListOrAFileGivenTwiceIsAnError) {
   EXPECT_THROW(MergeReports({}, EventSortingKey::kTotal), std::invalid_argument);
   std::vector<Report> inputs = TwoRanks();
   inputs.push_back(inputs[0]);
-  inputs[0].summary_path = "/tmp/a.summary.json";
+  inputs[0].summary_path = inputs[2].summary_path = "/tmp/a.summary.json";
   try {
     MergeReports(inputs, EventSortingKey::kTotal);
-    ADD_FAILURE() << "two profiles of one process merged";
+    ADD_FAILURE() << "one file merged twice";
   } catch (const std::invalid_argument& e) {
     EXPECT_EQ(std::string(e.what()),
-              "/tmp/a.summary.json and input 2 are profiles of the same process (pid 100 on "
-              "host 'node1'): merge one profile per process or rank");
+              "/tmp/a.summary.json is given twice (inputs 0 and 2): merge each profile once");
   }
+}
+
+// Two inputs that claim the same host and pid and no rank of their own (the same rank
+// twice tells nothing apart) are kept apart, each under its own label, with a warning.
+TEST(ReportMergeTest, TwoProfilesOfOneProcessStayApartWithAWarning) {
+  std::vector<Report> inputs = TwoRanks();
+  inputs.push_back(inputs[0]);
+  inputs[0].summary_path = "/tmp/a.summary.json";
+  inputs[0].places.push_back(PlaceSummary{"CPU", 1000, 0, 10, 0, {}, std::nullopt});
+  inputs[2].places.push_back(PlaceSummary{"CPU", 3000, 0, 10, 0, {}, std::nullopt});
+  inputs[0].steps = {Step(0, 5, 1000)};
+  inputs[2].steps = {Step(0, 7, 3000)};
+  const Report merged = MergeReports(inputs, EventSortingKey::kTotal);
+  EXPECT_TRUE(HasWarning(merged,
+                         "/tmp/a.summary.json and input 2 claim the same process (node1 pid 100) "
+                         "and no rank: kept apart as node1 pid 100 and node1 pid 100 (input 2); "
+                         "merge one profile per process, or give each rank its RANK"));
+  ASSERT_EQ(merged.places.size(), 2u);
+  EXPECT_EQ(merged.places[0].input, "node1 pid 100");
+  EXPECT_EQ(merged.places[1].input, "node1 pid 100 (input 2)");
+  EXPECT_EQ(merged.merged_from[2].label, "node1 pid 100 (input 2)");
+  // Maps by input are keyed by label where pids repeat, by pid where one is alone.
+  EXPECT_EQ(merged.steps[0].wall_ms_by, (std::map<std::string, double>{
+                                            {"node1 pid 100", 5}, {"node1 pid 100 (input 2)", 7}}));
+  EXPECT_EQ(merged.peaks_by.at("CPU"),
+            (std::map<std::string, int64_t>{{"node1 pid 100", 1000},
+                                            {"node1 pid 100 (input 2)", 3000}}));
+  EXPECT_EQ(Row(merged, "conv2d").calls, 2 + 3 + 2);
   std::vector<Report> unnamed(2);  // summaries from before they named their process
-  try {
-    MergeReports(unnamed, EventSortingKey::kTotal);
-    ADD_FAILURE() << "two profiles of unknown processes merged";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("input 0 and input 1 do not say which process", 0), 0u)
-        << e.what();
+  EXPECT_TRUE(HasWarning(MergeReports(unnamed, EventSortingKey::kTotal),
+                         "input 0 and input 1 claim the same process (pid 0, a summary that does "
+                         "not name its process) and no rank: kept apart as pid 0 and pid 0 "
+                         "(input 1); merge one profile per process, or give each rank its RANK"));
+}
+
+// Ranks on two machines whose processes are both pid 1 (each the first of its container):
+// by rank where they have ranks, by host and pid where they have none.
+TEST(ReportMergeTest, TwoHostsWithOnePidStayApart) {
+  std::vector<Report> inputs = TwoRanks();
+  for (size_t i = 0; i < 2; ++i) {
+    inputs[i].process.pid = 1;
+    inputs[i].process.host = "node" + std::to_string(i + 1);
+    inputs[i].places.push_back(PlaceSummary{"CPU", 1000 * (int64_t(i) + 1), 0, 0, 0, {}, {}});
+    inputs[i].timeline["CPU"] = {{0}, {1000 * (int64_t(i) + 1)}};
+    inputs[i].steps = {Step(0, 5.0 + i, 0)};
   }
-  // The same pid on another host is another process.
-  inputs[2].process.host = "node2";
-  inputs[2].process.rank = 2;
-  EXPECT_EQ(MergeReports(inputs, EventSortingKey::kTotal).merged_from.size(), 3u);
+  const Report by_rank = MergeReports(inputs, EventSortingKey::kTotal);
+  EXPECT_TRUE(HasWarning(by_rank,
+                         "rank 1 is a straggler in conv2d: 9.0 ms there against a median of "
+                         "4.0 ms over 2 ranks"));
+  EXPECT_EQ(by_rank.timeline.at("CPU (rank 0)").bytes, std::vector<int64_t>{1000});
+  EXPECT_EQ(by_rank.timeline.at("CPU (rank 1)").bytes, std::vector<int64_t>{2000});
+  EXPECT_EQ(by_rank.steps[0].wall_ms_by,
+            (std::map<std::string, double>{{"0", 5}, {"1", 6}}));
+
+  for (Report& input : inputs) input.process.rank.reset();
+  const Report by_host = MergeReports(inputs, EventSortingKey::kTotal);
+  EXPECT_TRUE(HasWarning(by_host,
+                         "node2 pid 1 is a straggler in conv2d: 9.0 ms there against a median of "
+                         "4.0 ms over 2 processes"));
+  EXPECT_EQ(by_host.timeline.at("CPU (node1 pid 1)").bytes, std::vector<int64_t>{1000});
+  EXPECT_EQ(by_host.timeline.at("CPU (node2 pid 1)").bytes, std::vector<int64_t>{2000});
+  EXPECT_EQ(by_host.merged_from[0].label, "node1 pid 1");
+  EXPECT_EQ(by_host.merged_from[1].label, "node2 pid 1");
+  EXPECT_EQ(by_host.merged_from[1].key, "node2 pid 1");
+  EXPECT_EQ(by_rank.merged_from[1].key, "1");
+  EXPECT_EQ(by_host.steps[0].wall_ms_by,
+            (std::map<std::string, double>{{"node1 pid 1", 5}, {"node2 pid 1", 6}}));
+  EXPECT_EQ(Row(by_host, "conv2d").spread->by, "process");
+  EXPECT_EQ(Row(by_host, "conv2d").spread->argmax, 1);
+  EXPECT_NE(by_host.Table().find("Memory on CPU (node2 pid 1): peak"), std::string::npos);
+  const std::string json = by_host.ToJson();
+  EXPECT_EQ(internal::ReportFromJson(json, "merged").ToJson(), json);
+}
+
+// Each input's peak per place kind; a rank over 10% and at least 64 MiB above the median
+// (the lower middle) is named.
+TEST(ReportMergeTest, AMemoryStragglerIsNamedWithItsPeakAndTheMedian) {
+  constexpr int64_t kMiB = 1 << 20;
+  const int64_t peaks[] = {480 * kMiB + kMiB / 2, 470 * kMiB, 490 * kMiB, 612 * kMiB};
+  std::vector<Report> inputs;
+  for (int i = 0; i < 4; ++i) {
+    inputs.push_back(Input(100 + i, i, {TimedRow("op", 1, 1, 1, 1, 1)}));
+    inputs.back().places.push_back(PlaceSummary{"CUDA:0", peaks[i], 0, 0, 0, {}, {}});
+    inputs.back().places.push_back(PlaceSummary{"CPU", 10 * kMiB, 0, 0, 0, {}, {}});
+  }
+  // A child's place (a DataLoader worker) is another process's memory, not the rank's.
+  inputs[0].places.push_back(PlaceSummary{"CPU", 900 * kMiB, 0, 0, 0, {}, 555});
+  const Report merged = MergeReports(inputs, EventSortingKey::kTotal);
+  EXPECT_EQ(merged.peaks_by.at("CUDA:0"),
+            (std::map<std::string, int64_t>{{"0", peaks[0]}, {"1", peaks[1]}, {"2", peaks[2]},
+                                            {"3", peaks[3]}}));
+  EXPECT_EQ(merged.peaks_by.at("CPU").at("0"), 10 * kMiB);
+  std::vector<std::string> memory;
+  for (const std::string& w : merged.warnings) {
+    if (w.find("memory straggler") != std::string::npos) memory.push_back(w);
+  }
+  EXPECT_EQ(memory, std::vector<std::string>{
+                        "rank 3 is a memory straggler on CUDA:0: peak 612.0 MiB against a median "
+                        "of 480.5 MiB over 4 ranks"});
+  const std::string json = merged.ToJson();
+  EXPECT_NE(json.find(R"("peaks_by":{"CPU":{"0":10485760,)"), std::string::npos);
+  EXPECT_EQ(internal::ReportFromJson(json, "merged").ToJson(), json);
+}
+
+// Both thresholds hold: 10% alone (a small rank) or 64 MiB alone (a large model) is not
+// enough. Two ranks: the median is the smaller.
+TEST(ReportMergeTest, AMemoryStragglerNeedsBothThresholds) {
+  constexpr int64_t kMiB = 1 << 20;
+  const auto warned = [](int64_t a, int64_t b) {
+    std::vector<Report> inputs = TwoRanks();
+    inputs[0].places.push_back(PlaceSummary{"CPU", a, 0, 0, 0, {}, {}});
+    inputs[1].places.push_back(PlaceSummary{"CPU", b, 0, 0, 0, {}, {}});
+    const Report merged = MergeReports(inputs, EventSortingKey::kTotal);
+    return std::count_if(merged.warnings.begin(), merged.warnings.end(), [](const std::string& w) {
+      return w.find("is a memory straggler") != std::string::npos;
+    });
+  };
+  EXPECT_EQ(warned(100 * kMiB, 200 * kMiB), 1);     // 100% and 100 MiB over
+  EXPECT_EQ(warned(100 * kMiB, 164 * kMiB), 1);     // 64 MiB exactly
+  EXPECT_EQ(warned(100 * kMiB, 164 * kMiB - 1), 0);  // a byte short of 64 MiB
+  EXPECT_EQ(warned(1000 * kMiB, 1100 * kMiB), 0);   // 10% exactly: not over it
+  EXPECT_EQ(warned(1000 * kMiB, 1101 * kMiB), 1);
+  EXPECT_EQ(warned(kMiB, 60 * kMiB), 0);             // 60 times, but 59 MiB
+  EXPECT_EQ(warned(200 * kMiB, 100 * kMiB), 1);     // rank 0 this time
 }
 
 // Figures that add up past what an int64_t holds, over the inputs or children: only a
