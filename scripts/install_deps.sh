@@ -11,7 +11,8 @@ packages=(cmake g++ make pkg-config
           libunwind8  # native frames under --native --record-stacks (loaded at run time)
           heaptrack time
           clang libclang-rt-14-dev  # libFuzzer and the sanitizers of scripts/fuzz.sh
-          chromium)  # the HTML report's tests render it headless
+          chromium  # the HTML report's tests render it headless
+          iproute2 util-linux)  # network hosts made on this machine for the many-hosts tests
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
