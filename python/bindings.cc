@@ -288,10 +288,20 @@ Report LoadSummary(const std::string& path) {
   return internal::LoadSummary(path);  // std::invalid_argument: ValueError naming the file
 }
 
-Report Merge(const std::vector<Report>& inputs, const std::string& sorted_key) {
+// The Reports stay alive in the caller's list while the GIL is released: each is copied
+// in turn as the merge folds it, never all at once.
+Report Merge(const std::vector<const Report*>& inputs, const std::string& sorted_key) {
   const EventSortingKey key = ParseSortingKey(sorted_key);
   py::gil_scoped_release release;
-  return internal::MergeReports(inputs, key);
+  internal::ReportMerger merger;
+  for (const Report* input : inputs) merger.Add(*input);
+  return merger.Finish(key);
+}
+
+Report MergeFiles(const std::vector<std::string>& paths, const std::string& sorted_key) {
+  const EventSortingKey key = ParseSortingKey(sorted_key);
+  py::gil_scoped_release release;
+  return internal::MergeSummaryFiles(paths, key);
 }
 
 // The open window as a child started as a fresh program needs it (paddle_prof/children.py):
@@ -373,6 +383,7 @@ PYBIND11_MODULE(_core, m) {
         py::arg("per_thread"));
   m.def("load_summary", &LoadSummary, py::arg("path"));
   m.def("merge", &Merge, py::arg("reports"), py::arg("sorted_key"));
+  m.def("merge_files", &MergeFiles, py::arg("paths"), py::arg("sorted_key"));
   m.def("html_page", &internal::HtmlPage, py::arg("summary_json"));
   m.def("set_follow_children", &internal::SetFollowChildren, py::arg("follow"));
   m.def("followed_window", &FollowedWindow);

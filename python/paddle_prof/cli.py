@@ -145,15 +145,14 @@ _READ_ERRORS = (ValueError, RuntimeError)
 
 def _merge(options: argparse.Namespace) -> int:
     try:
-        inputs = [load(path) for path in options.files]
-        merged = merge(inputs, options.sorted_key)
+        merged = merge(options.files, options.sorted_key)
     except _READ_ERRORS as e:
         print(f"paddle_prof merge: {e}", file=sys.stderr)
         return 1
     if options.profile_path is not None:
         native = merged._native
         try:
-            for warning in merge_traces(inputs, merged, options.profile_path):
+            for warning in merge_traces(merged, options.profile_path):
                 native.add_warning(warning)
             native.summary_path = options.profile_path + SUMMARY_SUFFIX
             write_atomically(native.summary_path, native.to_json())
@@ -172,7 +171,7 @@ def _html(options: argparse.Namespace) -> int:
         if len(options.files) == 1:
             report = load(options.files[0])
         else:
-            report = merge([load(path) for path in options.files])
+            report = merge(options.files)
     except _READ_ERRORS as e:
         print(f"paddle_prof html: {e}", file=sys.stderr)
         return 1

@@ -1,13 +1,12 @@
 """The Chrome traces of merged inputs as one trace: a process per input, on one clock.
 
-Each input's trace is read from beside its summary (the summary path less
+Each input's trace is read from beside its summary (the path ``merged_from`` names, less
 ``.summary.json``). Its process is named as the merge names the input (``rank 3``, or
 ``node2 pid 1`` without ranks). Its events move to a pid of their own (the input's pid,
 or a fresh one when two inputs share one, as ranks in containers do; a GPU's
-pseudo-process gets a fresh pid), its
-arrows (flow events) to ids of their own, and its times shift by where its window
-started against the earliest input's start, each start read on rank 0's clock
-(``clock.unix_ns + clock.offset_ns``).
+pseudo-process gets a fresh pid), its arrows (flow events) to ids of their own, and its
+times shift by where its window started on the merged clock (``start_ms``: against the
+earliest input's start, each read on rank 0's clock).
 """
 
 from __future__ import annotations
@@ -78,29 +77,28 @@ class _Pids:
         return self.next_fresh
 
 
-def merge_traces(inputs: List[Report], merged: Report, out_path: str) -> List[str]:
-    """Writes ``out_path``, the trace of ``inputs`` (Reports loaded from summary files)
-    merged as ``merged`` was; returns a warning for each input whose trace is left out."""
+def merge_traces(merged: Report, out_path: str) -> List[str]:
+    """Writes ``out_path``, the trace of the inputs of ``merged`` (a merge of summary
+    files, each trace beside its summary); returns a warning for each input whose trace is
+    left out."""
     merged_summary = merged.to_dict()
     start_ns = merged_summary["clock"]["unix_ns"]
-    labels = [entry["label"] for entry in merged_summary["merged_from"]]
+    inputs = merged_summary["merged_from"]
     pids = _Pids()
     # Each input's own pid first, so that only a clash takes a substitute.
-    summaries = [report.to_dict() for report in inputs]
-    main_pids = [pids.take(summary["process"]["pid"]) for summary in summaries]
+    main_pids = [pids.take(entry["process"]["pid"]) for entry in inputs]
     events: List[Dict[str, Any]] = []
     warnings: List[str] = []
     time_unit = "ms"  # the inputs' own, which the core always writes
-    for i, (report, summary) in enumerate(zip(inputs, summaries)):
-        label = labels[i]
-        trace, why = _read_trace(label, report._native.summary_path)
+    for i, entry in enumerate(inputs):
+        label = entry["label"]
+        trace, why = _read_trace(label, entry["path"])
         if trace is None:
             warnings.append(why)
             continue
         if isinstance(trace.get("displayTimeUnit"), str):
             time_unit = trace["displayTimeUnit"]
-        clock = summary["clock"]
-        shift_us = (clock["unix_ns"] + clock["offset_ns"] - start_ns) / 1000
+        shift_us = entry["start_ms"] * 1000  # where its window began on the merged clock
         trace_events = [e for e in trace["traceEvents"]
                         if isinstance(e, dict) and isinstance(e.get("pid"), int)]
         left_out = len(trace["traceEvents"]) - len(trace_events)

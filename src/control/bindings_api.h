@@ -34,7 +34,9 @@
 //  - SetDistributedInfo (profiler_control.h): the rank and clock offset the Python
 //    profiler finds in torch.distributed as a window opens;
 //  - LoadSummary (summary_reader.h): paddle_prof.load(), and the summaries a merge reads;
-//  - MergeReports (report_merge.h): paddle_prof.merge() and `python3 -m paddle_prof merge`;
+//  - ReportMerger (report_merge.h): paddle_prof.merge() of Reports;
+//  - MergeSummaryFiles (merge_files.h): paddle_prof.merge() of paths and
+//    `python3 -m paddle_prof merge`;
 //  - ResumeNativeTracking (native_tracking.h): a followed forked child under run --native;
 //  - HtmlReport, HtmlPage (html_report.h): Report.to_html(), `python3 -m paddle_prof html`
 //    and the merge CLI's page, and the page of a summary text (tests draw edited ones);
@@ -51,6 +53,7 @@
 #include "flags.h"
 #include "html_report.h"
 #include "memory_tracker.h"
+#include "merge_files.h"
 #include "native_guard.h"
 #include "native_tracking.h"
 #include "out_of_memory.h"

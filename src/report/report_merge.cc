@@ -44,34 +44,13 @@ bool AddFigures(const Report& report, uint64_t* total) {
   return fits;
 }
 
-void CheckInputs(const std::vector<Report>& inputs) {
-  if (inputs.empty()) throw std::invalid_argument("nothing to merge: no profiles were given");
-  uint64_t total = 0;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!AddFigures(inputs[i], &total)) {
-      throw std::invalid_argument(InputName(inputs[i], i) +
-                                  ": its calls, bytes and counts, with those of the inputs "
-                                  "before it, add up past 2^63: too large to merge");
-    }
-  }
-  // One file twice is one profile counted twice; two files of one process are kept apart
-  // (NameInputs warns of them).
-  std::map<std::string, size_t> paths;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i].summary_path.empty()) continue;
-    const auto [first, fresh] = paths.emplace(inputs[i].summary_path, i);
-    if (!fresh) {
-      throw std::invalid_argument(inputs[i].summary_path + " is given twice (inputs " +
-                                  std::to_string(first->second) + " and " + std::to_string(i) +
-                                  "): merge each profile once");
-    }
-  }
+// A parent's profile holds its children's already: merging one of them again would
+// count it twice.
+void CheckNoChildTwice(const std::vector<Report>& inputs) {
   std::map<std::pair<std::string, int64_t>, size_t> seen;
   for (size_t i = 0; i < inputs.size(); ++i) {
     seen.emplace(std::make_pair(inputs[i].process.host, inputs[i].process.pid), i);
   }
-  // A parent's profile holds its children's already: merging one of them again would
-  // count it twice.
   for (size_t i = 0; i < inputs.size(); ++i) {
     for (const ChildProcess& child : inputs[i].processes) {
       const auto again = seen.find(std::make_pair(inputs[i].process.host, child.pid));
@@ -206,8 +185,37 @@ std::map<std::string, std::map<std::string, int64_t>> PeaksBy(const std::vector<
 
 }  // namespace
 
-Report MergeReports(const std::vector<Report>& inputs, EventSortingKey key) {
-  CheckInputs(inputs);
+void ReportMerger::Add(Report input) {
+  const size_t i = inputs_.size();
+  if (!AddFigures(input, &figures_)) {
+    throw std::invalid_argument(InputName(input, i) +
+                                ": its calls, bytes and counts, with those of the inputs "
+                                "before it, add up past 2^63: too large to merge");
+  }
+  // One file twice is one profile counted twice; two files of one process are kept apart
+  // (NameInputs warns of them).
+  if (!input.summary_path.empty()) {
+    const auto [first, fresh] = paths_.emplace(input.summary_path, i);
+    if (!fresh) {
+      throw std::invalid_argument(input.summary_path + " is given twice (inputs " +
+                                  std::to_string(first->second) + " and " + std::to_string(i) +
+                                  "): merge each profile once");
+    }
+  }
+  for (const EventRow& row : input.events) {
+    const size_t index = rows_.Add(row);
+    if (index == total_ms_.size()) total_ms_.emplace_back();
+    total_ms_[index].resize(i + 1, 0.0);
+    total_ms_[index][i] += row.total_ms;
+  }
+  input.events = {};  // folded: only the rest of the input is kept
+  inputs_.push_back(std::move(input));
+}
+
+Report ReportMerger::Finish(EventSortingKey key) {
+  const std::vector<Report>& inputs = inputs_;
+  if (inputs.empty()) throw std::invalid_argument("nothing to merge: no profiles were given");
+  CheckNoChildTwice(inputs);
   const InputNames input_names = NameInputs(inputs);
   const std::vector<std::string>& names = input_names.labels;
 
@@ -218,15 +226,8 @@ Report MergeReports(const std::vector<Report>& inputs, EventSortingKey key) {
   merged.process = MergedProcess(inputs);
   merged.clock.unix_ns = inputs.front().clock.unix_ns + inputs.front().clock.offset_ns;
 
-  RowMerger rows;
-  std::vector<std::vector<double>> total_ms;  // by merged row, then input
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Report& input = inputs[i];
-    for (const EventRow& row : input.events) {
-      const size_t index = rows.Add(row);
-      if (index == total_ms.size()) total_ms.emplace_back(inputs.size(), 0.0);
-      total_ms[index][i] += row.total_ms;
-    }
     merged.merged_from.push_back(
         {input.summary_path, input.process, 0, names[i], input.wall_ms, input_names.keys[i]});
     merged.processes.insert(merged.processes.end(), input.processes.begin(), input.processes.end());
@@ -255,10 +256,11 @@ Report MergeReports(const std::vector<Report>& inputs, EventSortingKey key) {
     AddPlaces(input, names[i], start_ms, &merged.places, &merged.timeline);
   }
   merged.peaks_by = PeaksBy(inputs, input_names);
-  merged.events = std::move(rows.rows());
+  merged.events = std::move(rows_.rows());
   std::vector<size_t> row_slowest(merged.events.size());
   for (size_t index = 0; index < merged.events.size(); ++index) {
-    merged.events[index].spread = Spread(total_ms[index], input_names, &row_slowest[index]);
+    total_ms_[index].resize(inputs.size(), 0.0);  // 0 ms for the inputs after its last
+    merged.events[index].spread = Spread(total_ms_[index], input_names, &row_slowest[index]);
   }
   std::vector<StepWork> work;
   merged.steps = MergeSteps(inputs, input_names, &work);
@@ -289,6 +291,12 @@ Report MergeReports(const std::vector<Report>& inputs, EventSortingKey key) {
     if (!in_steps || e.steps > 0) merged.advice.push_back(StragglerAdvice(e));
   }
   return merged;
+}
+
+Report MergeReports(const std::vector<Report>& inputs, EventSortingKey key) {
+  ReportMerger merger;
+  for (const Report& input : inputs) merger.Add(input);
+  return merger.Finish(key);
 }
 
 void MergeChildren(Report* parent, const std::vector<Report>& all_children, bool per_process) {

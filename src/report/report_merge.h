@@ -8,21 +8,43 @@
 #ifndef PADDLE_PROF_SRC_REPORT_MERGE_H_
 #define PADDLE_PROF_SRC_REPORT_MERGE_H_
 
+#include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "paddle_prof/report.h"
+#include "row_merge.h"
 
 namespace paddle_prof::internal {
 
-// paddle_prof.merge(): profiles of several processes or ranks as one report.
-// std::invalid_argument for an empty list, for a summary_path given twice, or for an
-// input whose calls, bytes and counts add up past 2^63 with the ones before it, naming it
-// (by summary_path when set, else "input N"). Inputs go by rank, else by host and pid
-// (merge_inputs.h): two that claim one process are kept apart, with a warning. Each
-// input's places gain its label (PlaceSummary::input), their timelines keyed by
+// paddle_prof.merge(): profiles of several processes or ranks as one report, folded in
+// one input at a time, so that only the merged rows and the rest of each input (its
+// places, steps, timelines: not its rows) are held at once.
+//
+// Add() throws std::invalid_argument for a summary_path given twice, or for an input
+// whose calls, bytes and counts add up past 2^63 with the ones before it, naming it (by
+// summary_path when set, else "input N"); Finish() for no input at all, or for an input
+// that is the child of another already merged into it. Inputs go by rank, else by host
+// and pid (merge_inputs.h): two that claim one process are kept apart, with a warning.
+// Each input's places gain its label (PlaceSummary::input), their timelines keyed by
 // PlaceLabel() and shifted onto the merged clock (the earliest input's start on rank 0's
 // clock); peaks_by gets each input's peak per place kind, and the warnings its stragglers
 // in time and in memory.
+class ReportMerger {
+ public:
+  void Add(Report input);
+  Report Finish(EventSortingKey key);
+
+ private:
+  uint64_t figures_ = 0;                 // what AddFigures() has added up so far
+  std::map<std::string, size_t> paths_;  // the inputs' summary paths
+  RowMerger rows_;
+  std::vector<std::vector<double>> total_ms_;  // by merged row, then input (0 past its last)
+  std::vector<Report> inputs_;                 // without their rows
+};
+
+// A ReportMerger's merge of `inputs`.
 Report MergeReports(const std::vector<Report>& inputs, EventSortingKey key);
 
 // A parent's stop: its exited children's reports merged into its own. Rows merge across
