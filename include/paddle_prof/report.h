@@ -312,8 +312,8 @@ class Report {
   WindowClock clock;
   std::vector<ChildProcess> processes;   // children merged into this report
   std::vector<MergedInput> merged_from;  // set in merged reports
-  // Merged reports: each input's peak per place kind ("CPU", "CUDA:0"), by the input's
-  // key (its rank, else its pid; its label where pids repeat).
+  // Merged reports: each input's peak per place kind ("CPU", "CUDA": each rank's own
+  // device), by the input's key (its rank, else its pid; its label where pids repeat).
   std::map<std::string, std::map<std::string, int64_t>> peaks_by;
   std::string summary_path;              // where the summary was written (or read); empty otherwise
 

@@ -39,6 +39,7 @@ Report MergeSummaryFiles(const std::vector<std::string>& paths, EventSortingKey 
       }
     };
     std::vector<std::thread> helpers;
+    helpers.reserve(threads);  // no reallocation may throw past a running thread
     for (size_t t = 1; t < std::min<size_t>(threads, count); ++t) {
       try {
         helpers.emplace_back(work);

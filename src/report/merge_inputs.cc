@@ -35,6 +35,7 @@ InputNames NameInputs(const std::vector<Report>& inputs) {
   std::map<int64_t, int> pids;
   for (const Report& input : inputs) ++pids[input.process.pid];
   std::map<std::pair<std::string, int64_t>, size_t> first_of_process;
+  std::map<int, size_t> first_of_rank;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ProcessInfo& p = inputs[i].process;
     names.ids.push_back(by_rank ? *p.rank : p.pid);
@@ -42,13 +43,24 @@ InputNames NameInputs(const std::vector<Report>& inputs) {
     const auto [first, fresh] = first_of_process.emplace(std::make_pair(p.host, p.pid), i);
     if (!by_rank && !fresh) {
       label += " (input " + std::to_string(i) + ")";
-      const std::string both =
-          InputName(inputs[first->second], first->second) + " and " + InputName(inputs[i], i);
+      const Report& other = inputs[first->second];
+      const bool same_rank = p.rank && other.process.rank == p.rank;
       names.warnings.push_back(
-          both + " claim the same process (" + ProcessLabel(p, false) +
-          (p.pid == 0 ? ", a summary that does not name its process" : "") +
-          ") and no rank: kept apart as " + names.labels[first->second] + " and " + label +
+          InputName(other, first->second) + " and " + InputName(inputs[i], i) +
+          " claim the same process (" + ProcessLabel(p, false) +
+          (p.pid == 0 ? ", a summary that does not name its process" : "") + ") and " +
+          (same_rank ? "the same rank, " + std::to_string(*p.rank) : "no rank") +
+          ": kept apart as " + names.labels[first->second] + " and " + label +
           "; merge one profile per process, or give each rank its RANK");
+    } else if (!by_rank && p.rank) {
+      // Two processes that claim one rank: every input goes by host and pid instead.
+      const auto [same, alone] = first_of_rank.emplace(*p.rank, i);
+      if (!alone) {
+        names.warnings.push_back(
+            InputName(inputs[same->second], same->second) + " and " + InputName(inputs[i], i) +
+            " both claim rank " + std::to_string(*p.rank) + ": the inputs go by host and pid (" +
+            names.labels[same->second] + ", " + label + ")");
+      }
     }
     if (by_rank) {
       names.keys.push_back(std::to_string(*p.rank));

@@ -25,7 +25,8 @@ struct InputNames {
   // the same host and pid as one before it gets " (input N)", N its position from 0.
   std::vector<std::string> labels;
   // One per input that claims the process of one before it (same host and pid, no rank
-  // of its own to tell them apart), naming both.
+  // of its own to tell them apart), and one per input of another process that claims the
+  // rank of one before it (which makes every input go by host and pid), naming both.
   std::vector<std::string> warnings;
 };
 

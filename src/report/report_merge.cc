@@ -66,11 +66,9 @@ void CheckNoChildTwice(const std::vector<Report>& inputs) {
 // Every input counts, 0 ms where it has no such row; the slowest (`*slowest`, an input)
 // is the first of the largest.
 RowSpread Spread(const std::vector<double>& total_ms, const InputNames& names, size_t* slowest) {
-  std::vector<double> sorted = total_ms;
-  std::sort(sorted.begin(), sorted.end());
   *slowest = std::max_element(total_ms.begin(), total_ms.end()) - total_ms.begin();
-  return {names.by, sorted.front(), sorted[(sorted.size() - 1) / 2], sorted.back(),
-          names.ids[*slowest]};
+  return {names.by, *std::min_element(total_ms.begin(), total_ms.end()), LowerMedian(total_ms),
+          total_ms[*slowest], names.ids[*slowest]};
 }
 
 void KeepLargest(const std::map<std::string, int64_t>& from, std::map<std::string, int64_t>* into) {
@@ -155,7 +153,9 @@ void AddPlaces(const Report& from, const std::string& input, double shift_ms,
   for (PlaceSummary place : from.places) {
     const auto points = from.timeline.find(PlaceLabel(place));
     if (!place.process) place.process = from.process.pid;
-    if (!input.empty() && place.input.empty()) {
+    if (!input.empty() && !place.input.empty()) {
+      place.input = input + " / " + place.input;  // `from` is a merge itself
+    } else if (!input.empty()) {
       ProcessInfo child = from.process;
       child.pid = *place.process;
       place.input = *place.process == from.process.pid ? input : ProcessLabel(child, false);
@@ -168,15 +168,28 @@ void AddPlaces(const Report& from, const std::string& input, double shift_ms,
   }
 }
 
-// Each input's peak per place kind: its own process's, not its children's (a DataLoader
-// worker's memory is another process's).
+// "CUDA" of "CUDA:3": ranks on one node each use a device of their own, and their peaks
+// compare by the kind of place.
+std::string PlaceKind(const std::string& place) {
+  const size_t colon = place.rfind(':');
+  if (colon == std::string::npos || colon + 1 == place.size()) return place;
+  const bool index = std::all_of(place.begin() + colon + 1, place.end(),
+                                 [](char c) { return c >= '0' && c <= '9'; });
+  return index ? place.substr(0, colon) : place;
+}
+
+// Each input's peak per place kind, the largest of its own places of that kind: not its
+// children's (a DataLoader worker's memory is another process's), but every place of an
+// input that is a merge itself.
 std::map<std::string, std::map<std::string, int64_t>> PeaksBy(const std::vector<Report>& inputs,
                                                               const InputNames& names) {
   std::map<std::string, std::map<std::string, int64_t>> peaks;
   for (size_t i = 0; i < inputs.size(); ++i) {
+    const bool merge = !inputs[i].merged_from.empty();
     for (const PlaceSummary& place : inputs[i].places) {
-      if (place.process && *place.process != inputs[i].process.pid) continue;
-      const auto [it, fresh] = peaks[place.place].emplace(names.keys[i], place.peak_bytes);
+      if (!merge && place.process && *place.process != inputs[i].process.pid) continue;
+      const auto [it, fresh] =
+          peaks[PlaceKind(place.place)].emplace(names.keys[i], place.peak_bytes);
       if (!fresh) it->second = std::max(it->second, place.peak_bytes);
     }
   }

@@ -33,8 +33,8 @@ namespace paddle_prof::internal {
 // in time and in memory.
 class ReportMerger {
  public:
-  void Add(Report input);
-  Report Finish(EventSortingKey key);
+  void Add(Report input);  // in input order
+  Report Finish(EventSortingKey key);  // once: the merger is spent
 
  private:
   uint64_t figures_ = 0;                 // what AddFigures() has added up so far

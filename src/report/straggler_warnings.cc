@@ -86,12 +86,6 @@ std::vector<std::string> OpWarnings(const std::vector<EventRow>& rows,
   return warnings;
 }
 
-// The lower middle value: with two inputs, the faster one.
-double LowerMedian(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[(values.size() - 1) / 2];
-}
-
 std::vector<std::string> StepWarnings(const std::vector<StepSummary>& steps,
                                       const std::vector<StepWork>& work, const InputNames& names,
                                       Evidence* evidence) {
@@ -173,8 +167,7 @@ std::vector<std::string> MemoryStragglerWarnings(
   for (const auto& [kind, by_key] : peaks_by) {
     std::vector<int64_t> peaks;
     for (const auto& [key, bytes] : by_key) peaks.push_back(bytes);
-    std::sort(peaks.begin(), peaks.end());
-    const int64_t median = peaks[(peaks.size() - 1) / 2];  // with two, the smaller
+    const int64_t median = LowerMedian(peaks);
     for (size_t i = 0; i < names.keys.size(); ++i) {
       const auto peak = by_key.find(names.keys[i]);
       if (peak == by_key.end() || !IsMemoryStraggler(peak->second, median)) continue;

@@ -11,6 +11,7 @@
 #ifndef PADDLE_PROF_SRC_STRAGGLER_WARNINGS_H_
 #define PADDLE_PROF_SRC_STRAGGLER_WARNINGS_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -33,6 +34,13 @@ struct StragglerEvidence {
   double worst_ms = 0;
   std::string worst;
 };
+
+// The lower middle value, as a merge's medians are: with two inputs, the smaller.
+template <typename T>
+T LowerMedian(std::vector<T> values) {
+  std::nth_element(values.begin(), values.begin() + (values.size() - 1) / 2, values.end());
+  return values[(values.size() - 1) / 2];
+}
 
 // A merged step, by input (its index among the merge's inputs): the slowest, and each
 // one's time outside communication.

@@ -340,6 +340,26 @@ def synthetic_summary(rows, steps, places, ranks=None, points=2000):
     return summary
 
 
+def test_the_memory_straggler_is_marked_beside_each_ranks_time(tmp_path):
+    summary = synthetic_summary(rows=20, steps=3, places=1, ranks=4, points=20)
+    summary["peaks_by"] = {"CUDA": {"0": 500 << 20, "1": 480 << 20, "2": 490 << 20,
+                                    "3": 612 << 20}}
+    summary["warnings"] = [
+        "rank 3 is a memory straggler on CUDA: peak 612.0 MiB against a median of 490.0 MiB "
+        "over 4 ranks",
+        "rank 2 is a straggler in aten::op_0: 9.0 ms there against a median of 2.0 ms over 4 "
+        "ranks"]  # an op's straggler: not the steps'
+    page = write_page(summary, tmp_path / "ranks.html")
+    rows = render(page, tmp_path, """
+        return Array.from(document.querySelectorAll('#per-input-table tbody tr'),
+            tr => [tr.dataset.input, Array.from(tr.cells, td => td.textContent),
+                   Array.from(tr.cells, td => td.classList.contains('straggler'))]);""")["value"]
+    assert [name for name, _, _ in rows] == ["rank 0", "rank 1", "rank 2", "rank 3"]
+    assert [cells[3] for _, cells, _ in rows] == ["500.00 MiB", "480.00 MiB", "490.00 MiB",
+                                                  "612.00 MiB"]
+    assert [marked for _, _, marked in rows] == [[False] * 4] * 3 + [[False, False, False, True]]
+
+
 def test_a_thousand_rows_stay_small(tmp_path):
     page = write_page(synthetic_summary(rows=1000, steps=10, places=2), tmp_path / "big.html")
     size = page.stat().st_size

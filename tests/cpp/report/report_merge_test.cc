@@ -444,8 +444,8 @@ TEST(ReportMergeTest, TwoProfilesOfOneProcessStayApartWithAWarning) {
   const Report merged = MergeReports(inputs, EventSortingKey::kTotal);
   EXPECT_TRUE(HasWarning(merged,
                          "/tmp/a.summary.json and input 2 claim the same process (node1 pid 100) "
-                         "and no rank: kept apart as node1 pid 100 and node1 pid 100 (input 2); "
-                         "merge one profile per process, or give each rank its RANK"));
+                         "and the same rank, 0: kept apart as node1 pid 100 and node1 pid 100 "
+                         "(input 2); merge one profile per process, or give each rank its RANK"));
   ASSERT_EQ(merged.places.size(), 2u);
   EXPECT_EQ(merged.places[0].input, "node1 pid 100");
   EXPECT_EQ(merged.places[1].input, "node1 pid 100 (input 2)");
@@ -462,6 +462,40 @@ TEST(ReportMergeTest, TwoProfilesOfOneProcessStayApartWithAWarning) {
                          "input 0 and input 1 claim the same process (pid 0, a summary that does "
                          "not name its process) and no rank: kept apart as pid 0 and pid 0 "
                          "(input 1); merge one profile per process, or give each rank its RANK"));
+}
+
+// Two processes that claim one rank: every input goes by host and pid, and a warning says
+// why.
+TEST(ReportMergeTest, TwoProcessesOfOneRankAreNamed) {
+  std::vector<Report> inputs = TwoRanks();
+  inputs[1].process.rank = 0;
+  inputs[1].summary_path = "/tmp/b.summary.json";
+  const Report merged = MergeReports(inputs, EventSortingKey::kTotal);
+  EXPECT_EQ(merged.merged_from[1].label, "node1 pid 200");
+  EXPECT_TRUE(HasWarning(merged,
+                         "input 0 and /tmp/b.summary.json both claim rank 0: the inputs go by "
+                         "host and pid (node1 pid 100, node1 pid 200)"));
+}
+
+// A merge of merged reports: the inner inputs stay apart under the outer input's label,
+// and each outer input's peak is the largest of its places.
+TEST(ReportMergeTest, MergedReportsMergeAgainWithTheirInputsApart) {
+  std::vector<Report> jobs;
+  for (int job = 0; job < 2; ++job) {
+    std::vector<Report> ranks = TwoRanks();
+    for (int r = 0; r < 2; ++r) {
+      ranks[r].process.host = "job" + std::to_string(job);
+      ranks[r].places.push_back(PlaceSummary{"CPU", 1000 * (job + 1) + r, 0, 0, 0, {}, {}});
+      ranks[r].timeline["CPU"] = {{0}, {1000 * (job + 1) + r}};
+    }
+    jobs.push_back(MergeReports(ranks, EventSortingKey::kTotal));
+  }
+  const Report merged = MergeReports(jobs, EventSortingKey::kTotal);
+  ASSERT_EQ(merged.timeline.size(), 4u);
+  EXPECT_EQ(merged.timeline.at("CPU (job1 pid 100 / rank 1)").bytes,
+            std::vector<int64_t>{2001});
+  EXPECT_EQ(merged.peaks_by.at("CPU"),
+            (std::map<std::string, int64_t>{{"job0 pid 100", 1001}, {"job1 pid 100", 2001}}));
 }
 
 // Ranks on two machines whose processes are both pid 1 (each the first of its container):
@@ -512,13 +546,15 @@ TEST(ReportMergeTest, AMemoryStragglerIsNamedWithItsPeakAndTheMedian) {
   std::vector<Report> inputs;
   for (int i = 0; i < 4; ++i) {
     inputs.push_back(Input(100 + i, i, {TimedRow("op", 1, 1, 1, 1, 1)}));
-    inputs.back().places.push_back(PlaceSummary{"CUDA:0", peaks[i], 0, 0, 0, {}, {}});
+    // Each rank its own device, as under torchrun: one kind of place.
+    inputs.back().places.push_back(
+        PlaceSummary{"CUDA:" + std::to_string(i), peaks[i], 0, 0, 0, {}, {}});
     inputs.back().places.push_back(PlaceSummary{"CPU", 10 * kMiB, 0, 0, 0, {}, {}});
   }
   // A child's place (a DataLoader worker) is another process's memory, not the rank's.
   inputs[0].places.push_back(PlaceSummary{"CPU", 900 * kMiB, 0, 0, 0, {}, 555});
   const Report merged = MergeReports(inputs, EventSortingKey::kTotal);
-  EXPECT_EQ(merged.peaks_by.at("CUDA:0"),
+  EXPECT_EQ(merged.peaks_by.at("CUDA"),
             (std::map<std::string, int64_t>{{"0", peaks[0]}, {"1", peaks[1]}, {"2", peaks[2]},
                                             {"3", peaks[3]}}));
   EXPECT_EQ(merged.peaks_by.at("CPU").at("0"), 10 * kMiB);
@@ -527,7 +563,7 @@ TEST(ReportMergeTest, AMemoryStragglerIsNamedWithItsPeakAndTheMedian) {
     if (w.find("memory straggler") != std::string::npos) memory.push_back(w);
   }
   EXPECT_EQ(memory, std::vector<std::string>{
-                        "rank 3 is a memory straggler on CUDA:0: peak 612.0 MiB against a median "
+                        "rank 3 is a memory straggler on CUDA: peak 612.0 MiB against a median "
                         "of 480.5 MiB over 4 ranks"});
   const std::string json = merged.ToJson();
   EXPECT_NE(json.find(R"("peaks_by":{"CPU":{"0":10485760,)"), std::string::npos);
