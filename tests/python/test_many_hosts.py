@@ -138,7 +138,8 @@ def test_the_merge_keeps_the_ranks_apart_and_names_both_stragglers(two_hosts):
     assert [(m["label"], m["process"]["host"]) for m in merged["merged_from"]] == [
         ("rank 0", "node1"), ("rank 1", "node2")]
     peaks = merged["peaks_by"]["CPU"]
-    assert peaks["1"] - peaks["0"] >= 100 * MIB
+    # Rank 1 holds 100 MiB more; the rest of each rank's peak differs by a few bytes.
+    assert abs(peaks["1"] - peaks["0"] - 100 * MIB) < 64 << 10, peaks
     warnings = merged["warnings"]
     assert any(w.startswith("rank 1 is a straggler in slow_op: ") for w in warnings), warnings
     [memory] = [w for w in warnings if "memory straggler" in w]
