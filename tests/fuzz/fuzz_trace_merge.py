@@ -61,7 +61,7 @@ class Harness:
         for i, trace in enumerate(self.traces):
             with open(trace, "wb") as f:
                 f.write(parts[i] if i < len(parts) else b"")
-        merge_traces(self.inputs, self.merged, self.out)
+        merge_traces(self.merged, self.out)
         with open(self.out, encoding="utf-8") as f:
             merged = json.load(f, parse_constant=_refuse_constant)
         assert isinstance(merged["traceEvents"], list)
