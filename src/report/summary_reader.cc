@@ -6,63 +6,73 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <type_traits>
 
 #include "call_durations.h"
+#include "json_document.h"
 #include "summary_format.h"
 
 namespace paddle_prof::internal {
 
 namespace {
 
-using nlohmann::json;
-
-// Deeper than any summary: nlohmann's dump() recurses per level, and a value nested deep
-// enough ran an error's dump of it off the stack.
+// Deeper than any summary: the reader recurses once per level.
 constexpr int kMaxNesting = 512;
 
-// The offset at which `text` nests arrays and objects deeper than kMaxNesting, if it does.
-std::optional<size_t> TooDeep(const std::string& text) {
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxNesting) return i;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
+// What a number read is, for an error: itself, or the type found instead.
+std::string Found(JsonValue j) { return j.is_number() ? j.NumberText() : j.type_name(); }
+
+// The member `key` of object `j`, which a summary always has.
+JsonValue At(JsonValue j, const char* key) {
+  if (!j.is_object()) {
+    throw std::invalid_argument(std::string("'") + key + "' is in " + j.type_name() +
+                                ", not in an object");
   }
-  return std::nullopt;
+  const std::optional<JsonValue> found = j.find(key);
+  if (!found) throw std::invalid_argument(std::string("'") + key + "' is missing");
+  return *found;
 }
 
-// What a number read is, for an error: itself, or the type found instead.
-std::string Found(const json& j) { return j.is_number() ? j.dump() : j.type_name(); }
+// `j`, named `key` in errors, as `type` wants it.
+void Expect(JsonValue j, const char* key, bool is, const char* type) {
+  if (!is) throw std::invalid_argument(std::string("'") + key + "' is " + Found(j) + ", not " + type);
+}
+
+JsonValue::Elements Array(JsonValue j, const char* key) {
+  Expect(j, key, j.is_array(), "an array");
+  return j.elements();
+}
+
+JsonValue::Members Object(JsonValue j, const char* key) {
+  Expect(j, key, j.is_object(), "an object");
+  return j.members();
+}
+
+std::string String(JsonValue j, const char* key) {
+  Expect(j, key, j.is_string(), "a string");
+  return std::string(j.as_string());
+}
+
+std::vector<std::string> Strings(JsonValue j, const char* key) {
+  std::vector<std::string> read;
+  for (const JsonValue s : Array(j, key)) read.push_back(String(s, key));
+  return read;
+}
 
 // Integers as the writer writes them: whole JSON numbers in T's range, or a narrower
-// one. json's own get<T>() would convert a float, or an integer out of T's range, with
-// undefined or wrapped results.
+// one, never a float or an integer that T would wrap.
 template <typename T>
-T Integer(const json& j, const char* key, T lowest = std::numeric_limits<T>::min(),
+T Integer(JsonValue j, const char* key, T lowest = std::numeric_limits<T>::min(),
           T highest = std::numeric_limits<T>::max()) {
   bool fits = false;  // `highest` is never negative
-  if (j.is_number_unsigned()) {
-    fits = j.get<uint64_t>() <= static_cast<uint64_t>(highest);
-  } else if (j.is_number_integer()) {
-    const int64_t v = j.get<int64_t>();
-    fits = v >= 0 ? static_cast<uint64_t>(v) <= static_cast<uint64_t>(highest)
+  if (j.type() == JsonValue::Type::kUnsigned) {
+    fits = j.as_unsigned() <= static_cast<uint64_t>(highest);
+  } else if (j.type() == JsonValue::Type::kInteger) {
+    const int64_t v = j.as_integer();
+    fits = v >= 0 ? static_cast<uint64_t>(v) <= static_cast<uint64_t>(highest)  // -0
                   : std::is_signed_v<T> && v >= static_cast<int64_t>(lowest);
   }
   if (!fits) {
@@ -70,51 +80,53 @@ T Integer(const json& j, const char* key, T lowest = std::numeric_limits<T>::min
                                 ", not an integer from " + std::to_string(lowest) + " to " +
                                 std::to_string(highest));
   }
-  return j.get<T>();
+  return j.type() == JsonValue::Type::kUnsigned ? static_cast<T>(j.as_unsigned())
+                                                 : static_cast<T>(j.as_integer());
 }
 
 // Times and ratios: finite JSON numbers, small enough that no sum of them over inputs,
 // rows and children reaches infinity (which the writer would write as null).
-double Number(const json& j, const char* key) {
-  if (!j.is_number() || !(std::abs(j.get<double>()) <= 1e300)) {
+double Number(JsonValue j, const char* key) {
+  if (!j.is_number() || !(std::abs(j.as_double()) <= 1e300)) {
     throw std::invalid_argument(std::string("'") + key + "' is " + Found(j) +
                                 ", not a number from -1e300 to 1e300");
   }
-  return j.get<double>();
+  return j.as_double();
 }
 
 template <typename T, typename... Range>
-T Get(const json& j, const char* key, Range... range) {
+T Get(JsonValue j, const char* key, Range... range) {
   if constexpr (std::is_floating_point_v<T>) {
-    return Number(j.at(key), key);
+    return Number(At(j, key), key);
   } else {
-    return Integer<T>(j.at(key), key, range...);
+    return Integer<T>(At(j, key), key, range...);
   }
 }
 
-// Optional fields are null or absent; required ones throw json's own error, which the
-// caller turns into one naming the file.
+// Optional fields are null or absent.
 template <typename T>
-std::optional<T> Optional(const json& j, const char* key) {
-  const auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
+std::optional<T> Optional(JsonValue j, const char* key) {
+  const std::optional<JsonValue> found = j.find(key);
+  if (!found || found->is_null()) return std::nullopt;
   if constexpr (std::is_integral_v<T>) {
-    return Integer<T>(*it, key);
+    return Integer<T>(*found, key);
   } else if constexpr (std::is_floating_point_v<T>) {
-    return Number(*it, key);
+    return Number(*found, key);
   } else {
-    return it->get<T>();
+    return String(*found, key);
   }
 }
 
 // A JSON object of integers, by name.
-std::map<std::string, int64_t> IntegerMap(const json& j, const char* key) {
+std::map<std::string, int64_t> IntegerMap(JsonValue j, const char* key) {
   std::map<std::string, int64_t> read;
-  for (const auto& [name, value] : j.at(key).items()) read[name] = Integer<int64_t>(value, key);
+  for (const auto& [name, value] : Object(At(j, key), key)) {
+    read.insert_or_assign(read.end(), std::string(name), Integer<int64_t>(value, key));
+  }
   return read;
 }
 
-MemoryStats ReadMemory(const json& j) {
+MemoryStats ReadMemory(JsonValue j) {
   MemoryStats m;
   m.peak_bytes = Get<int64_t>(j, "peak_bytes");
   m.alloc_bytes = Get<int64_t>(j, "alloc_bytes");
@@ -125,9 +137,9 @@ MemoryStats ReadMemory(const json& j) {
   return m;
 }
 
-EventRow ReadRow(const json& j) {
+EventRow ReadRow(JsonValue j) {
   EventRow row;
-  row.name = j.at("name").get<std::string>();
+  row.name = String(At(j, "name"), "name");
   row.tag = Optional<std::string>(j, "tag");
   row.thread = Optional<int>(j, "thread");
   row.process = Optional<int64_t>(j, "process");
@@ -147,81 +159,90 @@ EventRow ReadRow(const json& j) {
   row.gpu_max_ms = Optional<double>(j, "gpu_max_ms");
   row.gpu_ave_ms = Optional<double>(j, "gpu_ave_ms");
   // As the writer writes rows, and merges take them (an average clamped to the extremes).
-  const std::string in_row = "in row '" + row.name + "', ";
-  if (row.min_ms > row.max_ms) throw std::invalid_argument(in_row + "'min_ms' is above 'max_ms'");
-  if (const auto durations = j.find("durations"); durations != j.end()) {
+  const auto in_row = [&row] { return "in row '" + row.name + "', "; };
+  if (row.min_ms > row.max_ms) {
+    throw std::invalid_argument(in_row() + "'min_ms' is above 'max_ms'");
+  }
+  if (const std::optional<JsonValue> durations = j.find("durations")) {
     if (!(row.min_ms <= row.p10_ms && row.p10_ms <= row.p50_ms && row.p50_ms <= row.p90_ms &&
           row.p90_ms <= row.p99_ms && row.p99_ms <= row.max_ms)) {
-      throw std::invalid_argument(in_row + "the percentiles are not in order within min and max");
+      throw std::invalid_argument(in_row() +
+                                  "the percentiles are not in order within min and max");
     }
-    for (const json& v : durations->at("ns")) row.durations.ns.push_back(Integer<int64_t>(v, "ns"));
-    for (const json& v : durations->at("calls")) {
+    const JsonValue ns = At(*durations, "ns");
+    const JsonValue calls = At(*durations, "calls");
+    row.durations.ns.reserve(ns.is_array() ? ns.size() : 0);
+    for (const JsonValue v : Array(ns, "ns")) row.durations.ns.push_back(Integer<int64_t>(v, "ns"));
+    row.durations.calls.reserve(calls.is_array() ? calls.size() : 0);
+    for (const JsonValue v : Array(calls, "calls")) {
       row.durations.calls.push_back(Integer<int64_t>(v, "calls"));
     }
     row.durations.significant_bits = Get<int>(*durations, "significant_bits");
     if (!CountsAreWhole(row.durations, row.calls)) {
-      throw std::invalid_argument(in_row + "'durations' are not ascending durations whose "
+      throw std::invalid_argument(in_row() + "'durations' are not ascending durations whose "
                                   "calls add up to the row's");
     }
   }
   if (row.gpu_total_ms.has_value() != row.gpu_min_ms.has_value() ||
       row.gpu_total_ms.has_value() != row.gpu_max_ms.has_value()) {
-    throw std::invalid_argument(in_row +
+    throw std::invalid_argument(in_row() +
                                 "'gpu_total_ms', 'gpu_min_ms' and 'gpu_max_ms' are "
                                 "not all null or all numbers");
   }
   if (row.gpu_min_ms > row.gpu_max_ms) {
-    throw std::invalid_argument(in_row + "'gpu_min_ms' is above 'gpu_max_ms'");
+    throw std::invalid_argument(in_row() + "'gpu_min_ms' is above 'gpu_max_ms'");
   }
-  for (const auto& [place, stats] : j.at("memory").items()) row.memory[place] = ReadMemory(stats);
-  if (const auto spread = j.find("spread"); spread != j.end() && !spread->is_null()) {
-    const json& total = spread->at("total_ms");
-    row.spread = RowSpread{spread->at("by").get<std::string>(), Get<double>(total, "min"),
+  for (const auto& [place, stats] : Object(At(j, "memory"), "memory")) {
+    row.memory.insert_or_assign(std::string(place), ReadMemory(stats));
+  }
+  if (const std::optional<JsonValue> spread = j.find("spread"); spread && !spread->is_null()) {
+    const JsonValue total = At(*spread, "total_ms");
+    row.spread = RowSpread{String(At(*spread, "by"), "by"), Get<double>(total, "min"),
                            Get<double>(total, "median"), Get<double>(total, "max"),
                            Get<int64_t>(total, "argmax")};
   }
-  if (const auto sources = j.find("sources"); sources != j.end()) {
-    for (const json& s : *sources) {
-      row.sources.push_back({s.at("frame").get<std::string>(), Get<int64_t>(s, "calls")});
+  if (const std::optional<JsonValue> sources = j.find("sources")) {
+    for (const JsonValue s : Array(*sources, "sources")) {
+      row.sources.push_back({String(At(s, "frame"), "frame"), Get<int64_t>(s, "calls")});
     }
   }
   return row;
 }
 
-std::vector<RowBytes> ReadHolders(const json& holders) {
+std::vector<RowBytes> ReadHolders(JsonValue holders, const char* key) {
   std::vector<RowBytes> read;
-  for (const json& holder : holders) {
+  for (const JsonValue holder : Array(holders, key)) {
     RowBytes r;
-    r.name = holder.at("name").get<std::string>();
+    r.name = String(At(holder, "name"), "name");
     r.tag = Optional<std::string>(holder, "tag");
     r.bytes = Get<int64_t>(holder, "bytes");
     // Summaries written before call paths have none.
-    if (holder.contains("path")) r.path = holder.at("path").get<std::vector<std::string>>();
+    if (const std::optional<JsonValue> path = holder.find("path")) r.path = Strings(*path, "path");
     r.source = Optional<std::string>(holder, "source");
-    if (holder.contains("native_stack")) {
-      r.native_stack = holder.at("native_stack").get<std::vector<std::string>>();
+    if (const std::optional<JsonValue> stack = holder.find("native_stack")) {
+      r.native_stack = Strings(*stack, "native_stack");
     }
     read.push_back(std::move(r));
   }
   return read;
 }
 
-PlaceSummary ReadPlace(const json& j) {
+PlaceSummary ReadPlace(JsonValue j) {
   PlaceSummary p;
-  p.place = j.at("place").get<std::string>();
+  p.place = String(At(j, "place"), "place");
   p.process = Optional<int64_t>(j, "process");
   p.input = Optional<std::string>(j, "input").value_or("");
   p.peak_bytes = Get<int64_t>(j, "peak_bytes");
   p.start_bytes = Get<int64_t>(j, "start_bytes");
   p.end_bytes = Get<int64_t>(j, "end_bytes");
   p.untracked_frees = Get<int64_t>(j, "untracked_frees");
-  p.at_peak = ReadHolders(j.at("at_peak"));
-  if (j.contains("categories_at_peak")) {  // a window that categorised memory
+  p.at_peak = ReadHolders(At(j, "at_peak"), "at_peak");
+  if (j.find("categories_at_peak")) {  // a window that categorised memory
     p.categories_at_peak = IntegerMap(j, "categories_at_peak");
     p.categories_end = IntegerMap(j, "categories_end");
-    if (const auto it = j.find("activations_at_peak"); it != j.end()) {
-      for (const json& m : *it) {
-        p.activations_at_peak.push_back({m.at("module").get<std::string>(),
+    if (const std::optional<JsonValue> modules = j.find("activations_at_peak")) {
+      for (const JsonValue m : Array(*modules, "activations_at_peak")) {
+        p.activations_at_peak.push_back({String(At(m, "module"), "module"),
                                          Get<int64_t>(m, "bytes")});
       }
     }
@@ -230,7 +251,7 @@ PlaceSummary ReadPlace(const json& j) {
 }
 
 // Fields of Part 3, absent from older summaries: read when present.
-StepPhases ReadPhases(const json& j) {
+StepPhases ReadPhases(JsonValue j) {
   StepPhases p;
   p.data = Get<double>(j, "data");
   p.forward = Get<double>(j, "forward");
@@ -240,142 +261,161 @@ StepPhases ReadPhases(const json& j) {
   return p;
 }
 
-ModuleSummary ReadModule(const json& j) {
+ModuleSummary ReadModule(JsonValue j) {
   ModuleSummary m;
-  m.path = j.at("path").get<std::string>();
-  m.type = j.at("type").get<std::string>();
+  m.path = String(At(j, "path"), "path");
+  m.type = String(At(j, "type"), "type");
   m.depth = Get<int>(j, "depth");
   m.calls = Get<int64_t>(j, "calls");
   m.forward_ms = Get<double>(j, "forward_ms");
   m.backward_ms = Get<double>(j, "backward_ms");
   m.params = Get<int64_t>(j, "params");
   m.param_bytes = Get<int64_t>(j, "param_bytes");
-  for (const auto& [place, memory] : j.at("memory").items()) {
-    m.memory[place] = {Get<int64_t>(memory, "peak_bytes"), Get<int64_t>(memory, "activation_bytes")};
+  for (const auto& [place, memory] : Object(At(j, "memory"), "memory")) {
+    m.memory.insert_or_assign(std::string(place),
+                              ModuleMemory{Get<int64_t>(memory, "peak_bytes"),
+                                           Get<int64_t>(memory, "activation_bytes")});
   }
   return m;
 }
 
-StepSummary ReadStep(const json& j) {
+StepSummary ReadStep(JsonValue j) {
   StepSummary s;
   s.step = Get<int>(j, "step");
   s.wall_ms = Get<double>(j, "wall_ms");
   s.peak_bytes = IntegerMap(j, "peak_bytes");
   s.end_bytes = IntegerMap(j, "end_bytes");
-  if (j.contains("process")) s.process = IntegerMap(j, "process");
-  if (j.contains("comm_ms")) s.comm_ms = Get<double>(j, "comm_ms");
-  if (const auto it = j.find("wall_ms_by"); it != j.end()) {
-    for (const auto& [by, ms] : it->items()) s.wall_ms_by[by] = Number(ms, "wall_ms_by");
+  if (j.find("process")) s.process = IntegerMap(j, "process");
+  if (j.find("comm_ms")) s.comm_ms = Get<double>(j, "comm_ms");
+  if (const std::optional<JsonValue> by = j.find("wall_ms_by")) {
+    for (const auto& [key, ms] : Object(*by, "wall_ms_by")) {
+      s.wall_ms_by.insert_or_assign(std::string(key), Number(ms, "wall_ms_by"));
+    }
   }
   s.slowest = Optional<int64_t>(j, "slowest");
   s.samples = Optional<int64_t>(j, "samples");
-  if (const auto it = j.find("phases_ms"); it != j.end()) s.phases_ms = ReadPhases(*it);
-  if (const auto it = j.find("phases_ms_by"); it != j.end()) {
-    for (const auto& [by, phases] : it->items()) s.phases_ms_by[by] = ReadPhases(phases);
+  if (const std::optional<JsonValue> phases = j.find("phases_ms")) s.phases_ms = ReadPhases(*phases);
+  if (const std::optional<JsonValue> by = j.find("phases_ms_by")) {
+    for (const auto& [key, phases] : Object(*by, "phases_ms_by")) {
+      s.phases_ms_by.insert_or_assign(std::string(key), ReadPhases(phases));
+    }
   }
   return s;
 }
 
-ProcessInfo ReadProcess(const json& j) {
+ProcessInfo ReadProcess(JsonValue j) {
   ProcessInfo p;
   p.pid = Get<int64_t>(j, "pid");
-  p.host = j.at("host").get<std::string>();
+  p.host = String(At(j, "host"), "host");
   p.rank = Optional<int>(j, "rank");
   p.world_size = Optional<int>(j, "world_size");
   p.parent_pid = Optional<int64_t>(j, "parent_pid");
-  p.role = j.at("role").get<std::string>();
+  p.role = String(At(j, "role"), "role");
   p.worker_id = Optional<int>(j, "worker_id");
   return p;
 }
 
-Report Read(const json& j) {
-  Report r;
-  r.state = ParseProfilerState(j.at("state").get<std::string>());
-  r.sorted_by = ParseSortingKey(j.at("sorted_by").get<std::string>());
-  r.wall_ms = Get<double>(j, "wall_ms");
-  for (const json& p : j.at("places")) r.places.push_back(ReadPlace(p));
-  if (const auto it = j.find("timeline"); it != j.end()) {  // absent in older summaries
-    for (const auto& [label, points] : it->items()) {
-      TimelinePoints& read = r.timeline[label];
-      const json& t_ms = points.at("t_ms");
-      const json& bytes = points.at("bytes");
-      if (!t_ms.is_array() || !bytes.is_array() || t_ms.size() != bytes.size()) {
-        throw std::invalid_argument("timeline '" + label + "' is not two arrays of one length");
-      }
-      for (const json& t : t_ms) read.t_ms.push_back(Number(t, "t_ms"));
-      for (const json& b : bytes) read.bytes.push_back(Integer<int64_t>(b, "bytes"));
-      if (const auto by = points.find("by_category"); by != points.end()) {
-        if (!by->is_object()) throw std::invalid_argument("timeline '" + label + "': by_category");
-        for (const auto& [category, series] : by->items()) {
-          if (!series.is_array() || series.size() != t_ms.size()) {
-            throw std::invalid_argument("timeline '" + label + "': by_category '" + category +
-                                        "' is not an array as long as t_ms");
-          }
-          std::vector<int64_t>& read_series = read.by_category[category];
-          for (const json& b : series) read_series.push_back(Integer<int64_t>(b, "by_category"));
+void ReadTimeline(JsonValue timeline, Report* r) {
+  for (const auto& [name, points] : Object(timeline, "timeline")) {
+    const std::string label(name);
+    TimelinePoints& read = r->timeline[label];
+    const JsonValue t_ms = At(points, "t_ms");
+    const JsonValue bytes = At(points, "bytes");
+    if (!t_ms.is_array() || !bytes.is_array() || t_ms.size() != bytes.size()) {
+      throw std::invalid_argument("timeline '" + label + "' is not two arrays of one length");
+    }
+    read.t_ms.reserve(t_ms.size());
+    for (const JsonValue t : t_ms.elements()) read.t_ms.push_back(Number(t, "t_ms"));
+    read.bytes.reserve(bytes.size());
+    for (const JsonValue b : bytes.elements()) read.bytes.push_back(Integer<int64_t>(b, "bytes"));
+    if (const std::optional<JsonValue> by = points.find("by_category")) {
+      if (!by->is_object()) throw std::invalid_argument("timeline '" + label + "': by_category");
+      for (const auto& [category, series] : by->members()) {
+        if (!series.is_array() || series.size() != t_ms.size()) {
+          throw std::invalid_argument("timeline '" + label + "': by_category '" +
+                                      std::string(category) + "' is not an array as long as t_ms");
+        }
+        std::vector<int64_t>& read_series = read.by_category[std::string(category)];
+        read_series.reserve(series.size());
+        for (const JsonValue b : series.elements()) {
+          read_series.push_back(Integer<int64_t>(b, "by_category"));
         }
       }
     }
   }
-  for (const json& e : j.at("events")) r.events.push_back(ReadRow(e));
-  for (const json& s : j.at("steps")) r.steps.push_back(ReadStep(s));
-  if (const auto it = j.find("phases_ms"); it != j.end()) r.phases_ms = ReadPhases(*it);
-  if (const auto it = j.find("throughput"); it != j.end() && !it->is_null()) {
-    r.throughput = Throughput{Optional<double>(*it, "samples_per_s"),
-                              Get<double>(*it, "reader_cost_ms"), Get<double>(*it, "batch_cost_ms")};
+}
+
+Report Read(JsonValue j) {
+  Report r;
+  r.state = ParseProfilerState(String(At(j, "state"), "state"));
+  r.sorted_by = ParseSortingKey(String(At(j, "sorted_by"), "sorted_by"));
+  r.wall_ms = Get<double>(j, "wall_ms");
+  for (const JsonValue p : Array(At(j, "places"), "places")) r.places.push_back(ReadPlace(p));
+  // Absent in older summaries.
+  if (const std::optional<JsonValue> timeline = j.find("timeline")) ReadTimeline(*timeline, &r);
+  const JsonValue events = At(j, "events");
+  r.events.reserve(events.is_array() ? events.size() : 0);
+  for (const JsonValue e : Array(events, "events")) r.events.push_back(ReadRow(e));
+  for (const JsonValue s : Array(At(j, "steps"), "steps")) r.steps.push_back(ReadStep(s));
+  if (const std::optional<JsonValue> phases = j.find("phases_ms")) r.phases_ms = ReadPhases(*phases);
+  if (const std::optional<JsonValue> t = j.find("throughput"); t && !t->is_null()) {
+    r.throughput = Throughput{Optional<double>(*t, "samples_per_s"),
+                              Get<double>(*t, "reader_cost_ms"), Get<double>(*t, "batch_cost_ms")};
   }
-  if (const auto it = j.find("modules"); it != j.end()) {
-    for (const json& m : *it) r.modules.push_back(ReadModule(m));
+  if (const std::optional<JsonValue> modules = j.find("modules")) {
+    for (const JsonValue m : Array(*modules, "modules")) r.modules.push_back(ReadModule(m));
   }
   r.dropped_events = Get<int64_t>(j, "dropped_events");
-  r.warnings = j.at("warnings").get<std::vector<std::string>>();
-  if (const auto it = j.find("advice"); it != j.end()) {  // older summaries have none
-    for (const json& a : *it) {
-      r.advice.push_back({a.at("kind").get<std::string>(), a.at("message").get<std::string>(),
-                          a.at("fix").get<std::string>(), Optional<int64_t>(a, "bytes"),
+  r.warnings = Strings(At(j, "warnings"), "warnings");
+  if (const std::optional<JsonValue> advice = j.find("advice")) {  // older summaries have none
+    for (const JsonValue a : Array(*advice, "advice")) {
+      r.advice.push_back({String(At(a, "kind"), "kind"), String(At(a, "message"), "message"),
+                          String(At(a, "fix"), "fix"), Optional<int64_t>(a, "bytes"),
                           Optional<double>(a, "ms")});
     }
   }
-  if (const auto it = j.find("notes"); it != j.end()) {
-    r.notes = it->get<std::vector<std::string>>();
-  }
+  if (const std::optional<JsonValue> notes = j.find("notes")) r.notes = Strings(*notes, "notes");
   r.cycle = Optional<int>(j, "cycle");
-  if (const auto oom = j.find("oom"); oom != j.end() && !oom->is_null()) {
-    r.oom = OutOfMemory{
-        oom->at("place").get<std::string>(),
-        Get<uint64_t>(*oom, "requested_bytes"),
-        oom->at("event").get<std::string>(),
-        oom->at("path").get<std::vector<std::string>>(),
-        Get<int64_t>(*oom, "live_bytes"),
-        oom->contains("holders") ? ReadHolders(oom->at("holders")) : std::vector<RowBytes>()};
+  if (const std::optional<JsonValue> oom = j.find("oom"); oom && !oom->is_null()) {
+    const std::optional<JsonValue> holders = oom->find("holders");
+    r.oom = OutOfMemory{String(At(*oom, "place"), "place"),
+                        Get<uint64_t>(*oom, "requested_bytes"),
+                        String(At(*oom, "event"), "event"),
+                        Strings(At(*oom, "path"), "path"),
+                        Get<int64_t>(*oom, "live_bytes"),
+                        holders ? ReadHolders(*holders, "holders") : std::vector<RowBytes>()};
   }
   // Summaries written before processes and clocks were recorded have neither.
-  if (const auto it = j.find("process"); it != j.end()) r.process = ReadProcess(*it);
-  if (const auto it = j.find("clock"); it != j.end()) {
+  if (const std::optional<JsonValue> process = j.find("process")) r.process = ReadProcess(*process);
+  if (const std::optional<JsonValue> clock = j.find("clock")) {
     // A start from 1970 to 2116 and an offset of at most 36 years: starts compared across
     // inputs cannot overflow.
-    r.clock = {Get<int64_t>(*it, "unix_ns", 0, int64_t{1} << 62),
-               Get<int64_t>(*it, "offset_ns", -(int64_t{1} << 60), int64_t{1} << 60)};
+    r.clock = {Get<int64_t>(*clock, "unix_ns", 0, int64_t{1} << 62),
+               Get<int64_t>(*clock, "offset_ns", -(int64_t{1} << 60), int64_t{1} << 60)};
   }
-  if (const auto it = j.find("processes"); it != j.end()) {
-    for (const json& c : *it) {
-      r.processes.push_back({Get<int64_t>(c, "pid"), c.at("role").get<std::string>(),
+  if (const std::optional<JsonValue> processes = j.find("processes")) {
+    for (const JsonValue c : Array(*processes, "processes")) {
+      r.processes.push_back({Get<int64_t>(c, "pid"), String(At(c, "role"), "role"),
                              Optional<int>(c, "worker_id"), Get<int64_t>(c, "calls"),
-                             Get<double>(c, "wall_ms"), c.at("summary_path").get<std::string>()});
+                             Get<double>(c, "wall_ms"),
+                             String(At(c, "summary_path"), "summary_path")});
     }
   }
-  if (const auto it = j.find("merged_from"); it != j.end()) {
-    for (const json& input : *it) {
+  if (const std::optional<JsonValue> inputs = j.find("merged_from")) {
+    for (const JsonValue input : Array(*inputs, "merged_from")) {
       r.merged_from.push_back({Optional<std::string>(input, "path").value_or(""),
-                               ReadProcess(input.at("process")),
+                               ReadProcess(At(input, "process")),
                                Optional<double>(input, "start_ms").value_or(0),
                                Optional<std::string>(input, "label").value_or(""),
                                Optional<double>(input, "wall_ms").value_or(0),
                                Optional<std::string>(input, "key").value_or("")});
     }
   }
-  if (const auto it = j.find("peaks_by"); it != j.end()) {
-    for (const auto& kind : it->items()) r.peaks_by[kind.key()] = IntegerMap(*it, kind.key().c_str());
+  if (const std::optional<JsonValue> peaks = j.find("peaks_by")) {
+    for (const auto& [kind, by] : Object(*peaks, "peaks_by")) {
+      const std::string name(kind);
+      r.peaks_by.insert_or_assign(name, IntegerMap(*peaks, name.c_str()));
+    }
   }
   return r;
 }
@@ -383,32 +423,34 @@ Report Read(const json& j) {
 }  // namespace
 
 Report ReportFromJson(const std::string& text, const std::string& source) {
-  if (const std::optional<size_t> at = TooDeep(text)) {
-    throw std::invalid_argument(source + ": not a paddle_prof summary (nesting deeper than " +
-                                std::to_string(kMaxNesting) + " at byte " + std::to_string(*at) +
-                                ")");
+  const auto not_a_summary = [&source](const std::string& why) {
+    return std::invalid_argument(source + ": not a paddle_prof summary (" + why + ")");
+  };
+  std::optional<JsonDocument> document;
+  try {
+    document.emplace(text, kMaxNesting);
+  } catch (const JsonSyntaxError& e) {
+    if (!e.too_deep) throw not_a_summary("not JSON");
+    throw not_a_summary("nesting deeper than " + std::to_string(kMaxNesting) + " at byte " +
+                        std::to_string(e.offset));
   }
-  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    throw std::invalid_argument(source + ": not a paddle_prof summary (not JSON)");
+  const JsonValue j = document->root();
+  if (!j.is_object() || !j.find("version") || !j.find("events")) {
+    throw not_a_summary("no version or events");
   }
-  if (!j.is_object() || !j.contains("version") || !j.contains("events")) {
-    throw std::invalid_argument(source + ": not a paddle_prof summary (no version or events)");
-  }
-  const json& version = j.at("version");
+  const JsonValue version = *j.find("version");
   if (!version.is_number()) {
-    throw std::invalid_argument(source + ": not a paddle_prof summary (its version is " +
-                                version.type_name() + ", not a number)");
+    throw not_a_summary(std::string("its version is ") + version.type_name() + ", not a number");
   }
-  if (version != kSummaryVersion) {
-    throw std::invalid_argument(source + ": a paddle_prof summary of version " + version.dump() +
-                                "; this paddle_prof reads version " +
+  if (version.as_double() != kSummaryVersion) {
+    throw std::invalid_argument(source + ": a paddle_prof summary of version " +
+                                version.NumberText() + "; this paddle_prof reads version " +
                                 std::to_string(kSummaryVersion));
   }
   try {
     return Read(j);
-  } catch (const std::exception& e) {  // json's type and key errors, ours for names
-    throw std::invalid_argument(source + ": not a paddle_prof summary (" + e.what() + ")");
+  } catch (const std::exception& e) {  // missing fields, wrong types, numbers out of range
+    throw not_a_summary(e.what());
   }
 }
 
