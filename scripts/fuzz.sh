@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes every reader of files that other processes wrote: recover's capture directories,
-# summaries (load, merge, html), a parent's children's profiles (libFuzzer harnesses in
+# summaries (load, merge, html) and the JSON they are read from (against nlohmann's
+# parser), a parent's children's profiles (libFuzzer harnesses in
 # tests/fuzz, under ASan+UBSan, built with clang in build-fuzz) and merge --profile-path's
 # Chrome traces (tests/fuzz/fuzz_trace_merge.py). Each first replays its regressions
 # (tests/fuzz/regressions/<reader>), then fuzzes for PADDLE_PROF_FUZZ_SECONDS (60) from
@@ -26,15 +27,17 @@ rm -rf "$out/seeds"
 "$out/tests/fuzz/make_seeds" "$out/seeds"
 mkdir -p "$out/artifacts"
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
-for reader in capture summary child_profiles; do
+for reader in capture summary child_profiles json_document; do
   echo "=== fuzz: $reader (${seconds} s)"
   fuzzer="$out/tests/fuzz/${reader}_fuzzer"
+  seeds="$out/seeds/$reader"
+  [ "$reader" = json_document ] && seeds="$out/seeds/summary"  # JSON as the writers write it
   regressions=(tests/fuzz/regressions/"$reader"/*)
   if [ -e "${regressions[0]}" ]; then "$fuzzer" "${regressions[@]}"; fi
   mkdir -p "$out/corpus/$reader"
   "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_funcs=0 \
       -print_final_stats=1 -artifact_prefix="$out/artifacts/$reader-" "$out/corpus/$reader" \
-      "$out/seeds/$reader"
+      "$seeds"
 done
 
 echo "=== fuzz: trace_merge (${seconds} s)"
