@@ -86,6 +86,7 @@ def main():
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
         paths, rows = write_summaries(directory, options.ranks, options.rows, options.points)
+        os.sync()  # the files' write-back would otherwise share the cores with the merge
         seconds, peaks = [], []
         for _ in range(options.rounds):
             done = subprocess.run([sys.executable, "-c", ROUND, *paths], check=True,

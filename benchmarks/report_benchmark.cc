@@ -1,8 +1,9 @@
 // Building the report from 10 million recorded scopes: without files
 // (BM_BuildReport10M), and with the trace and the summary written (BM_WriteTrace10M);
 // from 20,000 small ops that each allocate and free (BM_BuildReportSmallOps);
-// and a flight-recorder window of a million steps, whose memory must stay flat
-// (BM_FlightRecorder1MSteps).
+// a flight-recorder window of a million steps, whose memory must stay flat
+// (BM_FlightRecorder1MSteps); and a summary of 500 rows read back, as merges read each
+// rank's (BM_ReadSummary500Rows).
 //
 //   ./report_benchmark [--benchmark_format=json]
 #include <benchmark/benchmark.h>
@@ -11,10 +12,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "event_buffer.h"
 #include "flags.h"
 #include "paddle_prof/paddle_prof.h"
+#include "summary_reader.h"
 
 namespace {
 
@@ -130,6 +133,30 @@ void BM_FlightRecorder1MSteps(benchmark::State& state) {
                                                          benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_FlightRecorder1MSteps)->Arg(1000000)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// The summary merge_ranks.py merges 1,024 of: 500 rows that each allocate, over 10 steps.
+void BM_ReadSummary500Rows(benchmark::State& state) {
+  const int rows = static_cast<int>(state.range(0));
+  paddle_prof::TrackingAllocator cpu(paddle_prof::CPUAllocator(), paddle_prof::CPUPlace());
+  std::vector<std::string> names;
+  for (int i = 0; i < rows; ++i) names.push_back("op_" + std::to_string(i));
+  paddle_prof::EnableProfiler(paddle_prof::ProfilerState::kCPU);
+  for (int step = 0; step < 10; ++step) {
+    for (int i = 0; i < rows; ++i) {
+      paddle_prof::RecordEvent e(names[i]);
+      cpu.Free(cpu.Allocate(256 + 4 * i));
+    }
+    paddle_prof::MarkStep();
+  }
+  const std::string text = paddle_prof::StopProfiler().ToJson();
+  for (auto _ : state) {
+    paddle_prof::Report report = paddle_prof::internal::ReportFromJson(text, "summary");
+    benchmark::DoNotOptimize(report);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
+  state.counters["summary_bytes"] = static_cast<double>(text.size());
+}
+BENCHMARK(BM_ReadSummary500Rows)->Arg(500)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
