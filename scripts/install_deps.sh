@@ -2,6 +2,7 @@
 # Installs what paddle_prof builds and tests with, from Debian's packages.
 set -euo pipefail
 packages=(cmake g++ make pkg-config
+          ccache  # scripts/test.sh compiles each file once across its builds and clones
           libgoogle-glog-dev libgflags-dev
           libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
           python3 python3-dev pybind11-dev python3-numpy python3-pytest
