@@ -13,7 +13,8 @@ packages=(cmake g++ make pkg-config
           heaptrack time
           clang libclang-rt-14-dev  # libFuzzer and the sanitizers of scripts/fuzz.sh
           chromium  # the HTML report's tests render it headless
-          iproute2 util-linux)  # network hosts made on this machine for the many-hosts tests
+          iproute2 util-linux  # network hosts made on this machine for the many-hosts tests
+          locales)  # localedef: a program whose locale writes decimals with a comma
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

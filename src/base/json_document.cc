@@ -1,8 +1,10 @@
 #include "json_document.h"
 
+#include <locale.h>
+#include <stdlib.h>
+
 #include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 
 #include "text_escape.h"
@@ -274,8 +276,10 @@ class JsonParser {
     }
     const auto read = std::from_chars(first, last, node.floating);
     if (read.ec == std::errc::result_out_of_range) {
-      // from_chars leaves both overflow and underflow unread; strtod tells them apart.
-      node.floating = std::strtod(std::string(first, last).c_str(), nullptr);
+      // from_chars leaves both overflow and underflow unread; strtod tells them apart, in
+      // the C locale whatever the program's (a comma as the point would stop it early).
+      static const locale_t c_locale = newlocale(LC_ALL_MASK, "C", locale_t{});
+      node.floating = strtod_l(std::string(first, last).c_str(), nullptr, c_locale);
       if (!std::isfinite(node.floating)) Fail("a number too large for a double");
     }
   }
@@ -374,6 +378,12 @@ std::string JsonValue::NumberText() const {
       break;
     case Type::kFloat:
       written = std::to_chars(buffer, buffer + sizeof buffer, node.floating);
+      // A whole float keeps its point ("2.0"), so an error tells it from an integer.
+      if (std::string_view(buffer, written.ptr - buffer).find_first_of(".e") ==
+          std::string_view::npos) {
+        *written.ptr++ = '.';
+        *written.ptr++ = '0';
+      }
       break;
     default:
       WrongType(*this, "a number");

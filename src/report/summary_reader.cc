@@ -38,7 +38,9 @@ JsonValue At(JsonValue j, const char* key) {
 
 // `j`, named `key` in errors, as `type` wants it.
 void Expect(JsonValue j, const char* key, bool is, const char* type) {
-  if (!is) throw std::invalid_argument(std::string("'") + key + "' is " + Found(j) + ", not " + type);
+  if (!is) {
+    throw std::invalid_argument(std::string("'") + key + "' is " + Found(j) + ", not " + type);
+  }
 }
 
 JsonValue::Elements Array(JsonValue j, const char* key) {
@@ -117,13 +119,18 @@ std::optional<T> Optional(JsonValue j, const char* key) {
   }
 }
 
-// A JSON object of integers, by name.
-std::map<std::string, int64_t> IntegerMap(JsonValue j, const char* key) {
+// A JSON object of integers, by name. Of members that share a name, the first counts
+// here as everywhere in the reader (JsonValue::find).
+std::map<std::string, int64_t> IntegersByName(JsonValue object, const char* key) {
   std::map<std::string, int64_t> read;
-  for (const auto& [name, value] : Object(At(j, key), key)) {
-    read.insert_or_assign(read.end(), std::string(name), Integer<int64_t>(value, key));
+  for (const auto& [name, value] : Object(object, key)) {
+    read.emplace_hint(read.end(), name, Integer<int64_t>(value, key));
   }
   return read;
+}
+
+std::map<std::string, int64_t> IntegerMap(JsonValue j, const char* key) {
+  return IntegersByName(At(j, key), key);
 }
 
 MemoryStats ReadMemory(JsonValue j) {
@@ -193,7 +200,7 @@ EventRow ReadRow(JsonValue j) {
     throw std::invalid_argument(in_row() + "'gpu_min_ms' is above 'gpu_max_ms'");
   }
   for (const auto& [place, stats] : Object(At(j, "memory"), "memory")) {
-    row.memory.insert_or_assign(std::string(place), ReadMemory(stats));
+    row.memory.emplace(place, ReadMemory(stats));
   }
   if (const std::optional<JsonValue> spread = j.find("spread"); spread && !spread->is_null()) {
     const JsonValue total = At(*spread, "total_ms");
@@ -272,9 +279,8 @@ ModuleSummary ReadModule(JsonValue j) {
   m.params = Get<int64_t>(j, "params");
   m.param_bytes = Get<int64_t>(j, "param_bytes");
   for (const auto& [place, memory] : Object(At(j, "memory"), "memory")) {
-    m.memory.insert_or_assign(std::string(place),
-                              ModuleMemory{Get<int64_t>(memory, "peak_bytes"),
-                                           Get<int64_t>(memory, "activation_bytes")});
+    m.memory.emplace(place, ModuleMemory{Get<int64_t>(memory, "peak_bytes"),
+                                         Get<int64_t>(memory, "activation_bytes")});
   }
   return m;
 }
@@ -289,15 +295,17 @@ StepSummary ReadStep(JsonValue j) {
   if (j.find("comm_ms")) s.comm_ms = Get<double>(j, "comm_ms");
   if (const std::optional<JsonValue> by = j.find("wall_ms_by")) {
     for (const auto& [key, ms] : Object(*by, "wall_ms_by")) {
-      s.wall_ms_by.insert_or_assign(std::string(key), Number(ms, "wall_ms_by"));
+      s.wall_ms_by.emplace(key, Number(ms, "wall_ms_by"));
     }
   }
   s.slowest = Optional<int64_t>(j, "slowest");
   s.samples = Optional<int64_t>(j, "samples");
-  if (const std::optional<JsonValue> phases = j.find("phases_ms")) s.phases_ms = ReadPhases(*phases);
+  if (const std::optional<JsonValue> phases = j.find("phases_ms")) {
+    s.phases_ms = ReadPhases(*phases);
+  }
   if (const std::optional<JsonValue> by = j.find("phases_ms_by")) {
     for (const auto& [key, phases] : Object(*by, "phases_ms_by")) {
-      s.phases_ms_by.insert_or_assign(std::string(key), ReadPhases(phases));
+      s.phases_ms_by.emplace(key, ReadPhases(phases));
     }
   }
   return s;
@@ -318,6 +326,7 @@ ProcessInfo ReadProcess(JsonValue j) {
 void ReadTimeline(JsonValue timeline, Report* r) {
   for (const auto& [name, points] : Object(timeline, "timeline")) {
     const std::string label(name);
+    if (r->timeline.count(label) != 0) continue;  // the first of two that share a label
     TimelinePoints& read = r->timeline[label];
     const JsonValue t_ms = At(points, "t_ms");
     const JsonValue bytes = At(points, "bytes");
@@ -331,11 +340,13 @@ void ReadTimeline(JsonValue timeline, Report* r) {
     if (const std::optional<JsonValue> by = points.find("by_category")) {
       if (!by->is_object()) throw std::invalid_argument("timeline '" + label + "': by_category");
       for (const auto& [category, series] : by->members()) {
+        const auto [at, added] = read.by_category.try_emplace(std::string(category));
+        if (!added) continue;  // the first of two that share a name
         if (!series.is_array() || series.size() != t_ms.size()) {
           throw std::invalid_argument("timeline '" + label + "': by_category '" +
                                       std::string(category) + "' is not an array as long as t_ms");
         }
-        std::vector<int64_t>& read_series = read.by_category[std::string(category)];
+        std::vector<int64_t>& read_series = at->second;
         read_series.reserve(series.size());
         for (const JsonValue b : series.elements()) {
           read_series.push_back(Integer<int64_t>(b, "by_category"));
@@ -357,7 +368,9 @@ Report Read(JsonValue j) {
   r.events.reserve(events.is_array() ? events.size() : 0);
   for (const JsonValue e : Array(events, "events")) r.events.push_back(ReadRow(e));
   for (const JsonValue s : Array(At(j, "steps"), "steps")) r.steps.push_back(ReadStep(s));
-  if (const std::optional<JsonValue> phases = j.find("phases_ms")) r.phases_ms = ReadPhases(*phases);
+  if (const std::optional<JsonValue> phases = j.find("phases_ms")) {
+    r.phases_ms = ReadPhases(*phases);
+  }
   if (const std::optional<JsonValue> t = j.find("throughput"); t && !t->is_null()) {
     r.throughput = Throughput{Optional<double>(*t, "samples_per_s"),
                               Get<double>(*t, "reader_cost_ms"), Get<double>(*t, "batch_cost_ms")};
@@ -413,8 +426,7 @@ Report Read(JsonValue j) {
   }
   if (const std::optional<JsonValue> peaks = j.find("peaks_by")) {
     for (const auto& [kind, by] : Object(*peaks, "peaks_by")) {
-      const std::string name(kind);
-      r.peaks_by.insert_or_assign(name, IntegerMap(*peaks, name.c_str()));
+      r.peaks_by.emplace(kind, IntegersByName(by, "peaks_by"));
     }
   }
   return r;

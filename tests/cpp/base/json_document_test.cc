@@ -3,6 +3,10 @@
 #include "json_document.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <clocale>
+#include <cstdlib>
 
 #include <cstdint>
 #include <limits>
@@ -60,11 +64,12 @@ TEST(JsonDocumentTest, ScalarsHaveTheTypesAndValuesOfTheirText) {
 }
 
 TEST(JsonDocumentTest, NumbersPrintInTheirShortestForm) {
-  const JsonDocument document("[1.3883e22, -1e308, 18446744073709551615, -5, 0.1]", 2);
+  const JsonDocument document("[1.3883e22, -1e308, 18446744073709551615, -5, 0.1, 2.0, -3e2]", 2);
   std::vector<std::string> printed;
   for (const JsonValue v : document.root().elements()) printed.push_back(v.NumberText());
+  // A whole float keeps a point, to tell it from an integer.
   EXPECT_EQ(printed, (std::vector<std::string>{"1.3883e+22", "-1e+308", "18446744073709551615",
-                                               "-5", "0.1"}));
+                                               "-5", "0.1", "2.0", "-300.0"}));
 }
 
 TEST(JsonDocumentTest, WrongTypesAreErrorsNamingBoth) {
@@ -180,6 +185,29 @@ TEST(JsonDocumentTest, NestingPastTheMaximumIsAnErrorAtTheOpeningBracket) {
   EXPECT_NE(Error(std::string(1000000, '['), 512), "");
 }
 
+// A program whose locale writes decimals with a comma (de_DE, made here with localedef)
+// reads numbers as the C locale does, those past a double's range included.
+TEST(JsonDocumentTest, NumbersReadTheSameInAProgramWithACommaForThePoint) {
+  const std::string dir =
+      ::testing::TempDir() + "json_document_locales." + std::to_string(getpid());
+  ASSERT_EQ(std::system(("mkdir -p " + dir + " && localedef -i de_DE -f UTF-8 " + dir +
+                         "/de_DE.UTF-8 > /dev/null 2>&1")
+                            .c_str()),
+            0)
+      << "localedef (Debian's locales package) made no de_DE locale";
+  setenv("LOCPATH", dir.c_str(), 1);
+  ASSERT_NE(std::setlocale(LC_ALL, "de_DE.UTF-8"), nullptr);
+  EXPECT_STREQ(std::localeconv()->decimal_point, ",");
+  EXPECT_EQ(Error("1.5e999"), "a number too large for a double at byte 7");
+  const JsonDocument document("[2.5e-400, 1.5, 1e308]", 2);
+  std::vector<double> read;
+  for (const JsonValue v : document.root().elements()) read.push_back(v.as_double());
+  EXPECT_EQ(read, (std::vector<double>{0, 1.5, 1e308}));
+  std::setlocale(LC_ALL, "C");
+  unsetenv("LOCPATH");
+  std::system(("rm -rf " + dir).c_str());
+}
+
 // The same text read by nlohmann's parser, value by value.
 void ExpectSame(JsonValue ours, const nlohmann::json& theirs) {
   switch (ours.type()) {
@@ -214,7 +242,9 @@ void ExpectSame(JsonValue ours, const nlohmann::json& theirs) {
     case Type::kObject:
       ASSERT_TRUE(theirs.is_object());
       ASSERT_EQ(ours.size(), theirs.size());
-      for (const auto& [key, value] : ours.members()) ExpectSame(value, theirs.at(std::string(key)));
+      for (const auto& [key, value] : ours.members()) {
+        ExpectSame(value, theirs.at(std::string(key)));
+      }
       break;
   }
 }

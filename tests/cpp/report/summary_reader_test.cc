@@ -172,6 +172,31 @@ TEST(SummaryReaderTest, PathFieldsWithoutARankAndOtherBracesStay) {
             "/r/node1/0-12-{cycle}.json");
 }
 
+// JSON lets an object repeat a name; as with any field, the first of them counts, so a
+// timeline never gains a second label's points or a category's second series.
+TEST(SummaryReaderTest, OfMembersThatShareANameTheFirstCounts) {
+  const std::string json = Profiled().ToJson();
+  const auto inserted = [&json](const std::string& after, const std::string& members) {
+    std::string changed = json;
+    const size_t at = changed.find(after);
+    EXPECT_NE(at, std::string::npos) << after;
+    return changed.insert(at + after.size(), members);
+  };
+  const Report read = ReportFromJson(
+      inserted(R"("timeline":{)",
+               R"("CPU":{"t_ms":[0,1],"bytes":[5,6],"by_category":{"x":[1,2],"x":[3]}},)"),
+      "test");
+  const TimelinePoints& cpu = read.timeline.at("CPU");
+  EXPECT_EQ(cpu.t_ms, (std::vector<double>{0, 1}));
+  EXPECT_EQ(cpu.bytes, (std::vector<int64_t>{5, 6}));
+  ASSERT_EQ(cpu.by_category.size(), 1u);
+  EXPECT_EQ(cpu.by_category.at("x"), (std::vector<int64_t>{1, 2}));
+  const Report steps =
+      ReportFromJson(inserted(R"("peak_bytes":{)", R"("CPU":7,"CPU":8,)"), "test");
+  EXPECT_EQ(steps.steps.at(0).peak_bytes.at("CPU"), 7);
+  EXPECT_EQ(ReportFromJson(inserted(R"("wall_ms":)", R"(1.5,"wall_ms":)"), "test").wall_ms, 1.5);
+}
+
 TEST(SummaryReaderTest, WhatIsNotASummaryIsAnErrorNamingItsSource) {
   const auto message = [](const std::string& text) {
     try {
