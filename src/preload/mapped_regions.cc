@@ -47,10 +47,10 @@ void Unlock() {
   g_locked.store(false, std::memory_order_release);
 }
 
-size_t PageSize() {
-  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  return page;
-}
+// Read at each call (sysconf returns the loader's copy): a function-local static's guard
+// would be copied held into a child forked while another thread first set it, and the
+// child's first read of the mappings would wait on it forever.
+size_t PageSize() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
 
 // The first region that ends after `address`.
 size_t FirstEndingAfter(uintptr_t address) {
