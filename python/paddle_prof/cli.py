@@ -8,9 +8,12 @@
 from __future__ import annotations
 
 import argparse
+import builtins
+import io
 import os
-import runpy
 import sys
+import traceback
+import types
 from typing import List, Optional
 
 from paddle_prof import _core, children, torch_on_import
@@ -22,8 +25,15 @@ from paddle_prof.report import Report
 from paddle_prof.trace_merge import merge_traces
 
 
+class _Parser(argparse.ArgumentParser):
+    """A bad argument is one line on stderr and exit 2 (argparse adds the usage)."""
+
+    def error(self, message: str) -> None:
+        self.exit(2, f"{self.prog}: {message} (see --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python3 -m paddle_prof",
         description="Profile a Python program with paddle_prof and print the report at exit.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -215,6 +225,24 @@ def _exec_with_preload(argv: List[str]) -> None:
     os.execve(sys.executable, [sys.executable, "-m", "paddle_prof", *argv], env)
 
 
+def _script_code(path: str) -> types.CodeType:
+    """The script compiled, as the interpreter would run it; OSError when it cannot be read."""
+    with io.open_code(path) as f:
+        return compile(f.read(), path, "exec", dont_inherit=True)
+
+
+def _run_as_main(code: types.CodeType, path: str) -> None:
+    """Runs the script as `__main__` in a module that sys.modules keeps after it returns,
+    as a plain interpreter does until exit, so that the report sees what the script's
+    globals keep (runpy clears them first). The script's folder comes first on sys.path,
+    as for `python3 script.py`."""
+    module = types.ModuleType("__main__")
+    module.__dict__.update(__file__=path, __builtins__=builtins, __cached__=None)
+    sys.modules["__main__"] = module
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    exec(code, module.__dict__)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     options = _parser().parse_args(argv)
@@ -226,6 +254,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         return _html(options)
     if options.command == "diff":
         return _diff(options)
+    try:
+        code = _script_code(options.script)
+    except OSError as e:
+        print(f"paddle_prof run: cannot open {options.script}: {e.strerror}", file=sys.stderr)
+        return 2
+    except SyntaxError as e:  # as the interpreter says it, before any profiling
+        print("".join(traceback.format_exception_only(type(e), e)), end="", file=sys.stderr)
+        return 1
     if options.native and os.environ.pop(_NATIVE_MARK, None) is None:
         _exec_with_preload(argv)  # does not return
     if options.native:
@@ -249,7 +285,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     sys.argv = [options.script] + options.args
     exit_code = 0
     try:
-        runpy.run_path(options.script, run_name="__main__")
+        _run_as_main(code, options.script)
     except SystemExit as e:
         exit_code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     finally:

@@ -217,3 +217,50 @@ def test_run_does_not_load_torch_for_a_script_that_does_not(tmp_path):
     ''')
     assert result.returncode == 0, result.stderr
     assert 'torch loaded: False' in result.stdout
+
+
+def test_run_reports_what_the_scripts_globals_keep_as_live(tmp_path):
+    result = run(tmp_path, '''
+        import paddle_prof
+        kept = []  # a module-level cache, alive until the interpreter exits
+        for _ in range(20):
+            with paddle_prof.record_event('keep'):
+                kept.append(paddle_prof.empty((1024, 256), dtype='float32'))  # 1 MiB
+            paddle_prof.mark_step()
+    ''', '--profile-path', str(tmp_path / 'p.json'))
+    assert result.returncode == 0, result.stderr
+    summary = summary_of(tmp_path)
+    cpu = next(p for p in summary['places'] if p['place'] == 'CPU')
+    assert cpu['end_bytes'] - cpu['start_bytes'] == 20 * 1048576
+    keep = next(e for e in summary['events'] if e['name'] == 'keep')
+    assert keep['memory']['CPU']['live_bytes'] == 20 * 1048576
+    assert [s['end_bytes']['CPU'] - cpu['start_bytes'] for s in summary['steps']] == [
+        (i + 1) * 1048576 for i in range(20)]
+
+
+def test_run_puts_the_scripts_folder_first_on_the_path(tmp_path):
+    (tmp_path / 'sibling.py').write_text('VALUE = 42\n')
+    result = run(tmp_path, '''
+        import sibling
+        print('sibling', sibling.VALUE, __name__)
+    ''')
+    assert result.returncode == 0, result.stderr
+    assert 'sibling 42 __main__' in result.stdout
+
+
+@pytest.mark.parametrize('arguments', [
+    ['run', '--', 'no_such_script.py'],
+    ['run', '--sorted-key', 'bogus', '--', 'x.py'],
+    ['run'],
+    ['no_such_command'],
+])
+def test_a_missing_script_or_a_bad_argument_is_one_line_and_exit_2(tmp_path, arguments):
+    result = subprocess.run([sys.executable, '-m', 'paddle_prof', *arguments],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stdout == ''
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert 'Traceback' not in result.stderr
+    if 'no_such_script.py' in arguments:
+        assert result.stderr == ('paddle_prof run: cannot open no_such_script.py: '
+                                 'No such file or directory\n')
