@@ -267,11 +267,12 @@ Report Stop(const std::string& sorted_key, const std::string& profile_path, bool
 }
 
 Report Recover(const std::string& directory, const std::string& sorted_key,
-               const std::string& profile_path, bool per_thread) {
+               const std::string& profile_path, bool per_thread, const std::string& ending,
+               int64_t ended_unix_ns) {
   const internal::ReportOptions options = Options(sorted_key, profile_path, per_thread);
   py::gil_scoped_release release;
   try {
-    return internal::RecoverCapture(directory, options);
+    return internal::RecoverCapture(directory, options, {ending, ended_unix_ns});
   } catch (const std::runtime_error& e) {
     throw std::invalid_argument(e.what());  // ValueError: the directory holds no capture
   }
@@ -380,7 +381,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("set_capture_dir", &internal::SetCaptureDir, py::arg("directory"),
         py::arg("every_window") = false);
   m.def("recover", &Recover, py::arg("directory"), py::arg("sorted_key"), py::arg("profile_path"),
-        py::arg("per_thread"));
+        py::arg("per_thread"), py::arg("ending") = "", py::arg("ended_unix_ns") = 0);
   m.def("load_summary", &LoadSummary, py::arg("path"));
   m.def("merge", &Merge, py::arg("reports"), py::arg("sorted_key"));
   m.def("merge_files", &MergeFiles, py::arg("paths"), py::arg("sorted_key"));

@@ -11,12 +11,13 @@ import argparse
 import builtins
 import io
 import os
+import signal
 import sys
 import traceback
 import types
 from typing import List, Optional
 
-from paddle_prof import _core, children, torch_on_import
+from paddle_prof import _core, children, run_supervisor, torch_on_import
 from paddle_prof.atomic_write import write_atomically
 from paddle_prof.diff import MEMORY_THRESHOLD, TIME_THRESHOLD, diff
 from paddle_prof.merge import SUMMARY_SUFFIX, load, merge
@@ -205,24 +206,49 @@ def _recover(options: argparse.Namespace) -> int:
     return 0
 
 
-_NATIVE_MARK = "PADDLE_PROF_NATIVE_RUN"
-
 
 def _preload_library() -> str:
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "libpaddle_prof_preload.so")
 
 
-def _exec_with_preload(argv: List[str]) -> None:
-    """Runs this command again with the malloc hooks preloaded (they must be there
-    before the interpreter's first allocation)."""
-    library = _preload_library()
-    if not os.path.exists(library):
-        raise SystemExit(f"paddle_prof: --native needs {library}, which this build lacks")
+def _signal_number(name: Optional[str]) -> Optional[int]:
+    if name is None:
+        return None
+    name = name.upper()
+    try:
+        return int(signal.Signals(name if name.startswith("SIG") else "SIG" + name))
+    except (KeyError, ValueError):
+        return None  # the program says what is wrong with it
+
+
+def _supervise(argv: List[str], options: argparse.Namespace) -> int:
+    """Runs this command again in a child process, the program's, and reports its window
+    from its capture if it ends without a report (run_supervisor.py). Under --native the
+    child starts with the malloc hooks preloaded (they must be there before the
+    interpreter's first allocation)."""
     env = dict(os.environ)
-    env["LD_PRELOAD"] = ":".join(filter(None, [library, env.get("LD_PRELOAD")]))
-    env[_NATIVE_MARK] = "1"
-    sys.stdout.flush()
-    os.execve(sys.executable, [sys.executable, "-m", "paddle_prof", *argv], env)
+    if options.native:
+        library = _preload_library()
+        if not os.path.exists(library):
+            print(f"paddle_prof run: --native needs {library}, which this build lacks",
+                  file=sys.stderr)
+            return 2
+        env["LD_PRELOAD"] = ":".join(filter(None, [library, env.get("LD_PRELOAD")]))
+
+    def recover_window(directory: str, how: str, ended_unix_ns: int) -> None:
+        try:
+            report = Report(_core.recover(directory, options.sorted_key,
+                                          options.profile_path or "", options.per_thread,
+                                          how, ended_unix_ns))
+        except _READ_ERRORS as e:
+            print(f"paddle_prof run: {how}, and its capture cannot be read: {e}",
+                  file=sys.stderr)
+            return
+        _print_table(report)
+
+    return run_supervisor.supervise([sys.executable, "-m", "paddle_prof", *argv], env,
+                                    options.capture, recover_window,
+                                    _signal_number(options.snapshot_signal))
 
 
 def _script_code(path: str) -> types.CodeType:
@@ -262,8 +288,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     except SyntaxError as e:  # as the interpreter says it, before any profiling
         print("".join(traceback.format_exception_only(type(e), e)), end="", file=sys.stderr)
         return 1
-    if options.native and os.environ.pop(_NATIVE_MARK, None) is None:
-        _exec_with_preload(argv)  # does not return
+    capture_dir = os.environ.pop(run_supervisor.CAPTURE_ENV, None)
+    if capture_dir is None:
+        return _supervise(argv, options)
     if options.native:
         children.native_library = _preload_library()  # followed spawned children track too
 
@@ -275,8 +302,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     # SIGTERM and SIGHUP report from the C++ side with these; SIGINT stops in `finally`.
     _core.enable_implicit_profiler(options.state, options.sorted_key, options.profile_path or "",
                                    options.per_thread)
-    if options.capture is not None:
-        _set_capture_dir(options.capture, every_window=True)  # the script's own profiler too
+    _set_capture_dir(capture_dir, every_window=True)  # the script's own profiler too
     if options.record_stacks:
         _core.set_record_stacks(True, every_window=True)  # the script's own profiler too
         os.environ["FLAGS_paddle_prof_record_stacks"] = "1"  # and the children it spawns

@@ -18,6 +18,7 @@ namespace {
 
 std::mutex g_names_mu;
 std::atomic<int> g_names_fd{-1};
+int g_places_fd = -1;  // under g_names_mu
 
 bool WriteAll(int fd, const char* data, size_t size) {
   while (size > 0) {
@@ -79,23 +80,43 @@ bool WriteCaptureThread(const std::string& dir, uint64_t window, int index, int 
   return ok;
 }
 
+namespace {
+
+int OpenLog(const std::string& dir, const char* name, std::string* error) {
+  const std::string path = CaptureFile(dir, name);
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) *error = path + ": " + std::strerror(errno);
+  return fd;
+}
+
+// Under g_names_mu.
+void CloseLogs() {
+  const int old = g_names_fd.exchange(-1, std::memory_order_relaxed);
+  if (old >= 0) close(old);
+  if (g_places_fd >= 0) close(g_places_fd);
+  g_places_fd = -1;
+}
+
+}  // namespace
+
 bool OpenCaptureNames(const std::string& dir, std::string* error) {
   std::lock_guard<std::mutex> lock(g_names_mu);
-  const std::string path = CaptureFile(dir, "names");
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    *error = path + ": " + std::strerror(errno);
+  CloseLogs();
+  const int names = OpenLog(dir, "names", error);
+  if (names < 0) return false;
+  const int places = OpenLog(dir, "places", error);
+  if (places < 0) {
+    close(names);
     return false;
   }
-  const int old = g_names_fd.exchange(fd, std::memory_order_relaxed);
-  if (old >= 0) close(old);
+  g_names_fd.store(names, std::memory_order_relaxed);
+  g_places_fd = places;
   return true;
 }
 
 void CloseCaptureNames() {
   std::lock_guard<std::mutex> lock(g_names_mu);
-  const int old = g_names_fd.exchange(-1, std::memory_order_relaxed);
-  if (old >= 0) close(old);
+  CloseLogs();
 }
 
 void LogCapturedName(const char* interned) {
@@ -111,6 +132,13 @@ void LogCapturedName(const char* interned) {
   std::lock_guard<std::mutex> lock(g_names_mu);
   const int fd = g_names_fd.load(std::memory_order_relaxed);
   if (fd >= 0) WriteAll(fd, entry.data(), entry.size());
+}
+
+void LogCapturedPlace(int index, const std::string& name) {
+  if (g_names_fd.load(std::memory_order_relaxed) < 0) return;
+  const std::string line = std::to_string(index) + " " + name + "\n";  // one write: whole lines
+  std::lock_guard<std::mutex> lock(g_names_mu);
+  if (g_places_fd >= 0) WriteAll(g_places_fd, line.data(), line.size());
 }
 
 void LockCaptureNamesForFork() { g_names_mu.lock(); }

@@ -9,6 +9,8 @@
 //                                  literal names live (a name pointer -> file, offset)
 //   pp_capture.names               interned names as they are made: pointer, length,
 //                                  bytes (appended, on NameCache's slow path only)
+//   pp_capture.places              places registered while the capture is open: one
+//                                  line each, "index name" (appended)
 //   pp_capture.w<W>.t<I>.info      recorder I in window W: its thread id and name
 //   pp_capture.w<W>.t<I>.c<K>      its chunk K: EventBuffer::kChunkBytes of records,
 //                                  mapped shared, zero where nothing was written yet
@@ -45,12 +47,15 @@ EventRecord* MapCaptureChunk(const std::string& path, size_t bytes);
 bool WriteCaptureThread(const std::string& dir, uint64_t window, int index, int os_tid,
                         const std::string& name);
 
-// The interned-name log: opened (emptied) by the window control as a capture starts,
-// closed as it ends. LogCapturedName appends one interned string while a log is open;
-// it takes a lock, and is called only where a name is first copied.
+// The interned-name and place logs: opened (emptied) by the window control as a capture
+// starts, closed as it ends. LogCapturedName appends one interned string while they are
+// open; it takes a lock, and is called only where a name is first copied.
+// LogCapturedPlace appends a place registered after the meta was written, so that
+// recovery names it as the window did; it takes the same lock.
 bool OpenCaptureNames(const std::string& dir, std::string* error);
 void CloseCaptureNames();
 void LogCapturedName(const char* interned);
+void LogCapturedPlace(int index, const std::string& name);
 void LockCaptureNamesForFork();
 void UnlockCaptureNamesAfterFork();
 

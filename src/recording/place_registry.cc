@@ -6,6 +6,7 @@
 #include <array>
 #include <mutex>
 
+#include "capture_files.h"
 #include "live_block_table.h"
 #include "native_guard.h"
 
@@ -58,7 +59,7 @@ int PlaceIndex(const Place& place) {
     if (r.places[i] == place) return i;
   }
   NativeGuard profiler_memory;
-  std::lock_guard<std::mutex> lock(r.mu);
+  std::unique_lock<std::mutex> lock(r.mu);
   const int m = r.count.load(std::memory_order_relaxed);
   for (int i = n; i < m; ++i) {
     if (r.places[i] == place) return i;
@@ -72,6 +73,8 @@ int PlaceIndex(const Place& place) {
   r.names[m] = PlaceName(place);
   if (place.type == Place::Type::kNative) g_native_place_index.store(m, std::memory_order_relaxed);
   r.count.store(m + 1, std::memory_order_release);
+  lock.unlock();  // the capture's lock comes before this one (fork takes both in that order)
+  LogCapturedPlace(m, r.names[m]);
   return m;
 }
 

@@ -20,6 +20,7 @@
 #include "gpu_correlation.h"
 #include "memory_timeline.h"
 #include "memory_tracker.h"
+#include "place_shares.h"
 #include "profile_files.h"
 #include "report_builder.h"
 
@@ -98,6 +99,26 @@ std::vector<Mapping> ParseMaps(const std::string& text) {
   std::sort(maps.begin(), maps.end(),
             [](const Mapping& a, const Mapping& b) { return a.begin < b.begin; });
   return maps;
+}
+
+// Places registered after the meta was last written, named from the places log; a
+// torn or foreign line is skipped, and its place goes by its index.
+void NamePlacesMadeLater(const std::string& dir, std::vector<PlaceSummary>* places) {
+  std::string log;
+  if (!ReadFile(CaptureFile(dir, "places"), &log)) return;
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t space = line.find(' ');
+    if (space == 0 || space == std::string::npos || space > 2 || lines.eof()) continue;
+    const int index = std::atoi(line.c_str());
+    if (line.find_first_not_of("0123456789") != space || index >= kMaxPlaces) continue;
+    if (places->size() <= static_cast<size_t>(index)) places->resize(index + 1);
+    PlaceSummary& place = (*places)[index];
+    if (place.place.empty()) place.place = line.substr(space + 1);
+  }
+  for (size_t p = 0; p < places->size(); ++p) {
+    if ((*places)[p].place.empty()) (*places)[p].place = "[place " + std::to_string(p) + "]";
+  }
 }
 
 // Turns the dead process's name pointers into strings this process owns.
@@ -377,6 +398,7 @@ std::unique_ptr<RecoveredCapture> ReadCapture(const std::string& dir) {
   c.end_tick = meta.start_tick;
   c.ns_per_tick = meta.ns_per_tick;
   c.places = meta.places;
+  NamePlacesMadeLater(dir, &c.places);
   c.memory_timeline = meta.memory_timeline;
   c.warnings.push_back("the process (pid " + std::to_string(meta.process.pid) +
                        ") ended without stopping its profiler: this report was recovered "
@@ -422,8 +444,15 @@ std::unique_ptr<RecoveredCapture> ReadCapture(const std::string& dir) {
   return recovered;
 }
 
-Report RecoverCapture(const std::string& dir, const ReportOptions& options) {
+Report RecoverCapture(const std::string& dir, const ReportOptions& options,
+                      const CaptureEnding& ending) {
   const std::unique_ptr<RecoveredCapture> recovered = ReadCapture(dir);
+  Collection& c = recovered->collection;
+  if (!ending.how.empty()) c.warnings.push_back(ending.how);
+  if (ending.unix_ns > c.clock.unix_ns && c.ns_per_tick > 0) {
+    const double ticks = static_cast<double>(ending.unix_ns - c.clock.unix_ns) / c.ns_per_tick;
+    if (ticks < 0x1p62) c.end_tick = std::max(c.end_tick, c.start_tick + static_cast<uint64_t>(ticks));
+  }
   Report report = BuildReport(recovered->collection, options);
   if (!options.profile_path.empty()) {
     WriteProfileFiles(recovered->collection, options.profile_path, &report);

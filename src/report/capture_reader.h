@@ -33,8 +33,16 @@ struct RecoveredCapture {
 // The capture in `dir`, read back; std::runtime_error when `dir` holds none.
 std::unique_ptr<RecoveredCapture> ReadCapture(const std::string& dir);
 
+// How the process ended, where the one that waited for it knows (run's supervisor): a
+// warning saying it, and the moment (CLOCK_REALTIME), which ends the window.
+struct CaptureEnding {
+  std::string how;
+  int64_t unix_ns = 0;  // 0: not known; the window then ends at its last record
+};
+
 // Its report, with the profile files at options.profile_path when one is given.
-Report RecoverCapture(const std::string& dir, const ReportOptions& options);
+Report RecoverCapture(const std::string& dir, const ReportOptions& options,
+                      const CaptureEnding& ending = {});
 
 }  // namespace paddle_prof::internal
 

@@ -108,7 +108,11 @@ def test_run_reports_when_a_signal_ends_the_script(tmp_path, signum):
     assert out.count('Profiling Report') == 1
     assert re.search(r'\nscript_op +3 ', out), out
     assert summary_calls(path) == {'script_op': 3}
-    assert trace_calls_and_pids(path) == ({'script_op': 3}, {proc.pid})
+    # The program runs in a process of its own, which run waits for.
+    with open(f'{path}.summary.json') as f:
+        program = json.load(f)['process']['pid']
+    assert program != proc.pid
+    assert trace_calls_and_pids(path) == ({'script_op': 3}, {program})
 
 
 @pytest.mark.parametrize('child_ends', ['', 'sys.exit(0)'])
@@ -264,3 +268,90 @@ def test_a_missing_script_or_a_bad_argument_is_one_line_and_exit_2(tmp_path, arg
     if 'no_such_script.py' in arguments:
         assert result.stderr == ('paddle_prof run: cannot open no_such_script.py: '
                                  'No such file or directory\n')
+
+
+ENDINGS = {
+    'os._exit(3)': ('os._exit(3)', 3, 'the program exited with status 3 before its profiler '
+                                      'stopped (os._exit, or an exit from native code)'),
+    'SIGKILL': ('os.kill(os.getpid(), signal.SIGKILL)', -signal.SIGKILL,
+                'the program was killed by SIGKILL before its profiler stopped'),
+    'SIGSEGV': ('resource.setrlimit(resource.RLIMIT_CORE, (0, 0)); '
+                'os.kill(os.getpid(), signal.SIGSEGV)', -signal.SIGSEGV,
+                'the program was killed by SIGSEGV before its profiler stopped'),
+}
+
+
+@pytest.mark.parametrize('ending', ENDINGS)
+def test_run_reports_a_program_that_ends_without_stopping_its_profiler(tmp_path, ending):
+    statement, returncode, warning = ENDINGS[ending]
+    temporary = tmp_path / 'tmp'
+    temporary.mkdir()
+    path = tmp_path / 'p.json'
+    script = tmp_path / 'script.py'
+    script.write_text(textwrap.dedent(f'''
+        import os, resource, signal, time
+        import paddle_prof
+        for _ in range(3):
+            with paddle_prof.record_event('script_op'):
+                x = paddle_prof.empty((1024, 256), dtype='float32')  # 1 MiB
+        time.sleep(0.2)
+        print('ending', flush=True)
+        {statement}
+    '''))
+    result = subprocess.run([sys.executable, '-m', 'paddle_prof', 'run', '--profile-path',
+                             str(path), '--', str(script)], capture_output=True, text=True,
+                            timeout=120, env={**os.environ, 'TMPDIR': str(temporary)})
+    assert result.returncode == returncode, result.stderr
+    assert result.stdout.count('Profiling Report') == 1, result.stdout
+    assert result.stdout.index('ending') < result.stdout.index('Profiling Report')
+    assert re.search(r'\nscript_op +3 ', result.stdout), result.stdout
+    summary = json.loads((tmp_path / 'p.json.summary.json').read_text())
+    assert warning in summary['warnings']
+    assert summary['wall_ms'] >= 200  # up to the program's end, not its last record
+    [place] = summary['places']
+    assert place['place'] == 'CPU'  # made after the window opened, named as it was
+    assert place['peak_bytes'] - place['start_bytes'] == 2 * 1048576
+    assert trace_calls_and_pids(path)[0] == {'script_op': 3}
+    assert os.listdir(temporary) == []  # the capture run kept is gone
+
+
+def test_run_with_a_capture_dir_keeps_it_for_recover(tmp_path):
+    directory = tmp_path / 'capture'
+    result = run(tmp_path, '''
+        import os, signal
+        import paddle_prof
+        with paddle_prof.record_event('script_op'):
+            x = paddle_prof.empty((1024, 256), dtype='float32')
+        os.kill(os.getpid(), signal.SIGKILL)
+    ''', '--capture', str(directory))
+    assert result.returncode == -signal.SIGKILL
+    assert 'killed by SIGKILL' in result.stdout
+    recovered = subprocess.run([sys.executable, '-m', 'paddle_prof', 'recover', str(directory)],
+                               capture_output=True, text=True, timeout=120)
+    assert recovered.returncode == 0, recovered.stderr
+    assert 'Memory on CPU: peak 1.00 MiB' in recovered.stdout, recovered.stdout
+
+
+def test_run_passes_signals_on_to_the_program(tmp_path):
+    script = tmp_path / 'script.py'
+    script.write_text(textwrap.dedent('''
+        import signal, sys, time
+        got = []
+        signal.signal(signal.SIGUSR2, lambda s, f: got.append(s))
+        print('ready', flush=True)
+        deadline = time.monotonic() + 60
+        while not got and time.monotonic() < deadline:
+            time.sleep(0.01)
+        print('got', got, flush=True)
+    '''))
+    proc = subprocess.Popen([sys.executable, '-m', 'paddle_prof', 'run', '--', str(script)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        ready, _, _ = select.select([proc.stdout], [], [], 60)
+        assert ready and proc.stdout.readline() == 'ready\n'
+        proc.send_signal(signal.SIGUSR2)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert f'got [{int(signal.SIGUSR2)}]' in out
