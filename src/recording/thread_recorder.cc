@@ -259,14 +259,37 @@ void ThreadRecorder::SetOwner(uint64_t window, LiveBlock* block) {
   }
   if (d == 0) {
     block->serial = 0;
-    block->name = kNoEventName;
-    block->tag = nullptr;
+    const bool lent = lent_.window == window;
+    block->name = lent ? lent_.name : kNoEventName;
+    block->tag = lent ? lent_.tag : nullptr;
   } else {
     const OpenScope& top = stack_[d - 1];
     block->serial = top.serial;
     block->name = top.name;
     block->tag = top.tag;
   }
+}
+
+ThreadRecorder::LentOwner ThreadRecorder::Lend(const LentOwner& owner) {
+  const LentOwner previous = lent_;
+  lent_ = owner;
+  return previous;
+}
+
+bool ThreadRecorder::InnermostOpen(uint64_t window, LentOwner* owner) {
+  if (window == 0) return false;
+  if (const ThreadRecorder* r = current_; r != nullptr && r->window() == window) {
+    for (uint32_t d = r->depth_.load(std::memory_order_relaxed); d > 0; --d) {
+      const OpenScope& scope = r->stack_[d - 1];
+      if (scope.owner.load(std::memory_order_relaxed) == kAbandoned) continue;
+      if (scope.window.load(std::memory_order_relaxed) != window) break;
+      *owner = {scope.name, scope.tag, window};
+      return true;
+    }
+  }
+  if (lent_.window != window) return false;
+  *owner = lent_;
+  return true;
 }
 
 void ThreadRecorder::ChargeAlloc(const LiveBlock& block) {

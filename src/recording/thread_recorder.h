@@ -67,6 +67,13 @@ struct RecorderCounters {
   }
 };
 
+// An op open on one thread, lent to another (ThreadRecorder::Lend).
+struct LentScopeOwner {
+  const char* name = nullptr;
+  const char* tag = nullptr;
+  uint64_t window = 0;  // the owner's names are valid while this window is open
+};
+
 class ThreadRecorder {
  public:
   static constexpr uint32_t kMaxDepth = kMaxScopeDepth;
@@ -164,6 +171,20 @@ class ThreadRecorder {
   // running bytes of the open scope (or root) that allocated it, if any.
   void ChargeFree(uint64_t window, const LiveBlock& block);
 
+  // Work a thread does for an op open on another thread (an OpenMP region the op started,
+  // src/preload/parallel_regions.cc): the blocks it allocates with no event of its own
+  // open are owned by that op, so that its live bytes, the holders at the peak and the
+  // holders of growth name it; the worker's own figures ([no event]'s allocations, its
+  // share of the place) count them as before, since a call's peak is per thread.
+  using LentOwner = LentScopeOwner;
+  // Lends `owner` to the calling thread; returns what it had, to restore after. Out of
+  // line, as InnermostOpen: the preload library calls them, and must reach this
+  // library's thread-locals, not copies of its own.
+  static LentOwner Lend(const LentOwner& owner);
+  // The calling thread's innermost scope open in `window`, else what it was lent for
+  // `window`; false for neither.
+  static bool InnermostOpen(uint64_t window, LentOwner* owner);
+
   // Owner thread: its scopes open in `window`, outermost first, and their names (an
   // out-of-memory dump's path).
   std::vector<OpenCall> OpenScopes(uint64_t window) const;
@@ -260,6 +281,7 @@ class ThreadRecorder {
   // initializer is visible here, so no TLS init wrapper is called on access either.
   static inline thread_local ThreadRecorder* current_
       __attribute__((tls_model("initial-exec"), visibility("hidden"))) = nullptr;
+  static inline thread_local LentOwner lent_ __attribute__((tls_model("initial-exec")));
 
   // Owner-only state (depth_ and the scopes' windows are also read by the collector).
   OpenScope stack_[kMaxDepth];

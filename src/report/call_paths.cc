@@ -102,23 +102,40 @@ int CallPaths::PathOfCall(Thread& t, int32_t call) {
   return t.calls[call].path;
 }
 
+int32_t CallPaths::InnermostCall(int thread, uint64_t tick, Thread** found) {
+  *found = ThreadAt(thread, tick);
+  if (*found == nullptr) return -1;
+  Thread& t = **found;
+  // The last call begun by `tick`, then up its parents to the first still open then:
+  // calls nest, so that is the innermost call around `tick`.
+  auto after = std::upper_bound(t.by_start.begin(), t.by_start.end(), tick,
+                                [&t](uint64_t tick, int32_t i) { return tick < t.calls[i].start; });
+  int32_t call = after == t.by_start.begin() ? -1 : *(after - 1);
+  while (call >= 0 && t.calls[call].end < tick) call = t.calls[call].parent;
+  return call;
+}
+
 CallPaths::Origin CallPaths::OriginOf(int thread, uint64_t tick, const char* owner) {
   Origin origin;
   if (NoEvent(owner)) return origin;
   const char* innermost = nullptr;
-  if (Thread* found = ThreadAt(thread, tick)) {
-    Thread& t = *found;
-    // The last call begun by `tick`, then up its parents to the first still open then:
-    // calls nest, so that is the innermost call around `tick`.
-    auto after = std::upper_bound(t.by_start.begin(), t.by_start.end(), tick,
-                                  [&t](uint64_t tick, int32_t i) { return tick < t.calls[i].start; });
-    int32_t call = after == t.by_start.begin() ? -1 : *(after - 1);
-    while (call >= 0 && t.calls[call].end < tick) call = t.calls[call].parent;
-    if (call >= 0) {
-      origin.path = PathOfCall(t, call);
-      origin.source = t.calls[t.calls[call].root].source;
-      innermost = t.calls[call].name;
+  Thread* t = nullptr;
+  int32_t call = InnermostCall(thread, tick, &t);
+  // A block made with no call open on its thread, yet owned by an op: a worker's, lent
+  // the op open on the thread that started its parallel region (thread_recorder.h). Its
+  // path is that op's, found open at `tick` on another thread.
+  for (size_t i = 0; call < 0 && i < c_.threads.size(); ++i) {
+    if (c_.threads[i].index == thread) continue;
+    call = InnermostCall(c_.threads[i].index, tick, &t);
+    if (call >= 0 && t->calls[call].name != owner &&
+        (t->calls[call].name == nullptr || std::strcmp(t->calls[call].name, owner) != 0)) {
+      call = -1;
     }
+  }
+  if (call >= 0) {
+    origin.path = PathOfCall(*t, call);
+    origin.source = t->calls[t->calls[call].root].source;
+    innermost = t->calls[call].name;
   }
   if (innermost != owner && (innermost == nullptr || std::strcmp(innermost, owner) != 0)) {
     origin.path = Child(origin.path, owner);

@@ -81,6 +81,8 @@ class CallPaths {
   // The thread's calls, with every call begun by `tick` among them; null for no such
   // thread.
   Thread* ThreadAt(int index, uint64_t tick);
+  // The innermost call of thread `index` open at `tick` (-1 for none), and the thread.
+  int32_t InnermostCall(int index, uint64_t tick, Thread** found);
   void ReadCalls(int index, uint64_t tick, Thread* thread);
 
   const Collection& c_;

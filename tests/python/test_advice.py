@@ -43,6 +43,9 @@ def grew(summary, what):
 
 # ---- varying_shapes ----
 
+# Inputs 192 wide (18,432 elements and up) take oneDNN's path on every CPU and thread
+# count; smaller ones may take torch's slow path, whose growth is MKL's sgemm buffers,
+# which oneDNN's caps do not bound.
 SHAPES = f'''
     import sys, torch, paddle_prof, paddle_prof.torch
     sys.path.insert(0, {EXAMPLES!r})
@@ -52,7 +55,7 @@ SHAPES = f'''
     with torch.no_grad(), paddle_prof.torch.profiler(
             'CPU', 'live_memory', profile_path=PROFILE, record_shapes=True, row_limit=5):
         for i in range(24):
-            model(torch.randn(1, 3, 32 + i * VARY, 32))
+            model(torch.randn(1, 3, 32 + i * VARY, 192))
             paddle_prof.mark_step()
 '''
 

@@ -180,3 +180,54 @@ def test_a_long_native_runs_trace_keeps_its_counter_bound(tmp_path):
     bounded = native_points(20)
     assert len(bounded) <= 20
     assert max(bounded) == max(every)  # the bound keeps the highest point
+
+
+# An OpenMP region started inside an op: each thread of the team allocates 1 MiB and
+# keeps it. The workers have no event open; their blocks are owned by the op that
+# started the region (its live bytes), while the op's calls count the starting
+# thread's allocations only (a call's figures are per thread). libgomp is loaded by
+# ctypes with RTLD_LOCAL, out of the global scope.
+OPENMP_REGION = r'''
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+void* kept[2][64];  // read by nobody, but not static: the mallocs stay
+void region(int call, int threads, size_t bytes) {
+  #pragma omp parallel num_threads(threads)
+  {
+    void* p = malloc(bytes);
+    memset(p, 1, bytes);
+    kept[call][omp_get_thread_num() % 64] = p;
+  }
+}
+'''
+
+
+def test_native_memory_a_worker_thread_allocates_in_an_ops_parallel_region_is_the_ops(tmp_path):
+    source = tmp_path / 'region.c'
+    source.write_text(OPENMP_REGION)
+    library = tmp_path / 'libregion.so'
+    subprocess.run(['gcc', '-O1', '-fopenmp', '-shared', '-fPIC', str(source), '-o',
+                    str(library)], check=True, timeout=120)
+    script = tmp_path / 'script.py'
+    script.write_text(textwrap.dedent(f'''
+        import ctypes
+        import paddle_prof
+        lib = ctypes.CDLL({str(library)!r})
+        lib.region.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_size_t]
+        lib.region(0, 4, 1 << 20)  # libgomp starts its threads: not the op's
+        with paddle_prof.record_event('outer'):
+            with paddle_prof.record_event('parallel_op'):
+                lib.region(1, 4, 1 << 20)
+    '''))
+    profile = tmp_path / 'p.json'
+    result = subprocess.run([sys.executable, '-m', 'paddle_prof', 'run', '--native',
+                             '--profile-path', str(profile), '--', str(script)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((tmp_path / 'p.json.summary.json').read_text())
+    rows = {e['name']: e for e in summary['events']}
+    # The starting thread's block is the op's as it always was; the other three are
+    # the workers'.
+    assert rows['parallel_op']['memory']['native']['live_bytes'] == 4 << 20
+    assert rows['parallel_op']['memory']['native']['alloc_count'] == 1
