@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "live_block_table.h"
+#include "native_peak.h"
 #include "paddle_prof/allocator.h"
 #include "paddle_prof/profiler_enabled.h"
 #include "place_registry.h"
@@ -31,13 +32,21 @@ inline void AddToShare(uint64_t window, int place, int64_t delta) {
   }
 }
 
+// Within a window, the native place's bytes also move its one word (native_peak.h).
+inline NativeMove MoveNative(uint64_t window, int place, int64_t delta) {
+  return window != 0 && IsNativePlace(place) ? MoveNativeBytes(delta) : NativeMove{};
+}
+
 // `gone` bytes leave the place's live bytes, and the calling thread's open scopes count
 // the free of `freed`.
 inline void Released(const LiveBlock& freed, int64_t gone) {
   const uint64_t window = g_window.load(std::memory_order_acquire);
   AddToShare(window, freed.place, -gone);
+  const NativeMove move = MoveNative(window, freed.place, -gone);
   if (window == 0) return;
-  if (ThreadRecorder* recorder = ThreadRecorder::Current()) recorder->ChargeFree(window, freed);
+  if (ThreadRecorder* recorder = ThreadRecorder::Current()) {
+    recorder->ChargeFree(window, freed, move);
+  }
 }
 
 }  // namespace
@@ -67,7 +76,8 @@ bool TrackAlloc(int place, const void* ptr, size_t bytes, uint8_t source) {
     return false;
   }
   AddToShare(window, place, block.size);
-  if (recorder != nullptr) recorder->ChargeAlloc(block);
+  const NativeMove move = MoveNative(window, place, block.size);
+  if (recorder != nullptr) recorder->ChargeAlloc(block, move);
   return true;
 }
 

@@ -8,6 +8,7 @@
 
 #include "capture_files.h"
 #include "live_block_table.h"
+#include "native_peak.h"
 #include "native_guard.h"
 
 namespace paddle_prof {
@@ -105,6 +106,9 @@ int64_t PlaceLiveBytes(int index) { return SumSinceSample(index).live; }
 
 void OpenPlaceWindow() {
   Registry& r = Get();
+  // The native place's figures come from its one word (native_peak.h), exact: its
+  // bytes above the start.
+  RestartNativeWindow();
   for (int i = 0; i < PlaceCount(); ++i) {
     const int64_t live = PlaceLiveBytes(i);
     r.window[i] = {live, live, r.counters[i].untracked_frees.load(std::memory_order_relaxed), live,
@@ -131,8 +135,12 @@ PlaceStepFigures ClosePlaceStep() {
   figures.places = PlaceCount();
   for (int i = 0; i < figures.places; ++i) {
     PlaceWindowState& w = r.window[i];
-    const LiveBlocks::PlaceSum sum = SumSinceSample(i);
-    const int64_t step_peak = HighSinceSample(w, sum);
+    LiveBlocks::PlaceSum sum = SumSinceSample(i);
+    int64_t step_peak = HighSinceSample(w, sum);
+    if (IsNativePlace(i)) {
+      sum.live = w.start_bytes + NativeWindowLive();
+      step_peak = w.start_bytes + TakeNativeStepPeak();
+    }
     w.peak_bytes = std::max(w.peak_bytes, step_peak);
     w.step_start = sum.live;
     w.movers = std::max(w.movers, sum.moved);
@@ -147,7 +155,8 @@ std::vector<int64_t> PlaceStepPeaks() {
   Registry& r = Get();
   std::vector<int64_t> peaks;
   for (int i = 0; i < PlaceCount(); ++i) {
-    peaks.push_back(HighSinceSample(r.window[i], SumSinceSample(i)));
+    peaks.push_back(IsNativePlace(i) ? r.window[i].start_bytes + NativeStepPeakNow()
+                                     : HighSinceSample(r.window[i], SumSinceSample(i)));
   }
   return peaks;
 }
@@ -172,6 +181,10 @@ std::vector<PlaceSummary> PlaceWindowFigures() {
     p.start_bytes = w.start_bytes;
     p.end_bytes = sum.live;
     p.peak_bytes = std::max(w.peak_bytes, HighSinceSample(w, sum));
+    if (IsNativePlace(i)) {
+      p.end_bytes = w.start_bytes + NativeWindowLive();
+      p.peak_bytes = w.start_bytes + NativeWindowPeak();
+    }
     p.untracked_frees =
         r.counters[i].untracked_frees.load(std::memory_order_relaxed) - w.start_untracked;
     places.push_back(std::move(p));

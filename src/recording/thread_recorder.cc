@@ -71,8 +71,13 @@ void ThreadRecorder::StartWindow(uint64_t window) {
   }
   StartCapture(window);
   counters_.Clear();
-  native_owners_ = 0;  // the old window's interval, whose names may go now
+  // The old window's interval and share, whose names may go now.
+  native_owners_.store(0, std::memory_order_relaxed);
   native_events_ = 0;
+  native_flushed_to_.store(0, std::memory_order_relaxed);
+  native_kept_.peak.store(0, std::memory_order_relaxed);
+  native_raised_.store(0, std::memory_order_relaxed);
+  native_seen_peak_ = 0;
   window_first_serial_.store(next_serial_.load(std::memory_order_relaxed),
                              std::memory_order_relaxed);
   for (RootUsage& root : roots_) root.Clear();
@@ -135,7 +140,11 @@ void ThreadRecorder::EmitSlow(const OpenScope& scope, uint32_t depth, uint64_t e
   if (window == 0) return;  // profiling is off: the collector counted the scope as open
   SyncWindow(window);
   // The native interval closes with each call, so that the timeline follows the calls.
-  if (native_owners_ != 0) FlushNative(g_native_place_index.load(std::memory_order_relaxed));
+  if (native_owners_.load(std::memory_order_relaxed) != 0) {
+    BeginNativeWrite();
+    FlushNative(g_native_place_index.load(std::memory_order_relaxed));
+    EndNativeWrite();
+  }
   // A scope begun in an earlier window is cut: its record only tells the report
   // where its children's time belongs. It has left the stack, so its interned name
   // may be freed when this window starts (just now): the record names nothing.
@@ -292,7 +301,7 @@ bool ThreadRecorder::InnermostOpen(uint64_t window, LentOwner* owner) {
   return true;
 }
 
-void ThreadRecorder::ChargeAlloc(const LiveBlock& block) {
+void ThreadRecorder::ChargeAlloc(const LiveBlock& block, const NativeMove& move) {
   const uint32_t d = depth_.load(std::memory_order_relaxed);
   if (d == 0) {
     roots_[block.place].Alloc(block.size);
@@ -303,7 +312,7 @@ void ThreadRecorder::ChargeAlloc(const LiveBlock& block) {
   }
   // Native blocks are folded by interval; the others get a record each.
   if (IsNativePlace(block.place)) {
-    if (MemoryTimelineOn()) AddNative(block.place, block.name, block.tag, block.size);
+    if (MemoryTimelineOn()) NativeMoved(block.place, block.name, block.tag, block.size, move);
   } else {
     AppendMemoryEvent(RecordKind::kAlloc, block.place, block.name, block.tag, block.size,
                       block.tick);
@@ -323,7 +332,7 @@ int ThreadRecorder::LevelOf(const LiveBlock& block) const {
   return -2;  // allocated in a top-level scope that has ended
 }
 
-void ThreadRecorder::ChargeFree(uint64_t window, const LiveBlock& block) {
+void ThreadRecorder::ChargeFree(uint64_t window, const LiveBlock& block, const NativeMove& move) {
   SyncWindow(window);
   const int top = static_cast<int>(depth_.load(std::memory_order_relaxed)) - 1;
   const int level = LevelOf(block);
@@ -352,7 +361,7 @@ void ThreadRecorder::ChargeFree(uint64_t window, const LiveBlock& block) {
   const char* name = this_window ? block.name : kBeforeWindowName;
   const char* tag = this_window ? block.tag : nullptr;
   if (IsNativePlace(block.place)) {
-    if (MemoryTimelineOn()) AddNative(block.place, name, tag, -block.size);
+    if (MemoryTimelineOn()) NativeMoved(block.place, name, tag, -block.size, move);
   } else {
     // Where the block came from, for its call path: right after its free, or not at all
     // (a record with no free before it would lend its origin to another).
@@ -377,34 +386,105 @@ bool ThreadRecorder::AppendMemoryEvent(RecordKind kind, int place, const char* n
   return true;
 }
 
+void ThreadRecorder::NativeMoved(int place, const char* name, const char* tag, int64_t delta,
+                                 const NativeMove& move) {
+  BeginNativeWrite();
+  if (move.peak_before != native_seen_peak_) {
+    KeepNativeShare(move.peak_before);  // another thread raised it since this one's last move
+  } else if (const int64_t raised = native_raised_.load(std::memory_order_relaxed);
+             raised != 0 && move.peak_after == move.peak_before) {
+    KeepNativeShare(raised);  // this thread raised it last, and this move goes below it
+  }
+  native_raised_.store(0, std::memory_order_relaxed);
+  AddNative(place, name, tag, delta);
+  native_seen_peak_ = move.peak_after;
+  if (move.peak_after > move.peak_before) {
+    native_raised_.store(move.peak_after, std::memory_order_relaxed);
+  }
+  EndNativeWrite();
+}
+
+void ThreadRecorder::KeepNativeShare(int64_t peak) {
+  constexpr auto kRelaxed = std::memory_order_relaxed;
+  const int owners = native_owners_.load(kRelaxed);
+  for (int i = 0; i < owners; ++i) {
+    native_kept_.owner[i].name.store(native_[i].name.load(kRelaxed), kRelaxed);
+    native_kept_.owner[i].tag.store(native_[i].tag.load(kRelaxed), kRelaxed);
+    native_kept_.owner[i].delta.store(native_[i].delta.load(kRelaxed), kRelaxed);
+  }
+  native_kept_.owners.store(owners, kRelaxed);
+  native_kept_.records_to.store(native_flushed_to_.load(kRelaxed), kRelaxed);
+  native_kept_.peak.store(peak, kRelaxed);
+}
+
+NativeShare ThreadRecorder::NativeShareAt(int64_t peak) const {
+  constexpr auto kRelaxed = std::memory_order_relaxed;
+  NativeShare share;
+  // The owner thread may be moving on (a snapshot's window goes on): read until a pass
+  // saw no write, at most a few times (a busy thread's share then is a close reading).
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    const uint32_t seq = native_seq_.load(std::memory_order_acquire);
+    if (seq % 2 != 0) continue;
+    share = {};
+    const NativeOwner* owners = native_;
+    int count = native_owners_.load(kRelaxed);
+    if (native_raised_.load(kRelaxed) != peak && native_kept_.peak.load(kRelaxed) == peak) {
+      owners = native_kept_.owner;
+      count = native_kept_.owners.load(kRelaxed);
+      share.records_to = native_kept_.records_to.load(kRelaxed);
+    }
+    for (int i = 0; i < count && i < kNativeOwners; ++i) {
+      share.open.push_back({owners[i].name.load(kRelaxed), owners[i].tag.load(kRelaxed),
+                            owners[i].delta.load(kRelaxed)});
+    }
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (native_seq_.load(kRelaxed) == seq) break;
+  }
+  return share;
+}
+
 void ThreadRecorder::AddNative(int place, const char* name, const char* tag, int64_t delta) {
+  constexpr auto kRelaxed = std::memory_order_relaxed;
+  int owners = native_owners_.load(kRelaxed);
   int i = 0;
-  while (i < native_owners_ && (native_[i].name != name || native_[i].tag != tag)) ++i;
+  while (i < owners && (native_[i].name.load(kRelaxed) != name ||
+                        native_[i].tag.load(kRelaxed) != tag)) {
+    ++i;
+  }
   if (i == kNativeOwners) {
     FlushNative(place);
-    i = 0;
+    i = owners = 0;
   }
-  if (i == native_owners_) native_[native_owners_++] = {name, tag, 0};
-  native_[i].delta += delta;
+  if (i == owners) {
+    native_[i].name.store(name, kRelaxed);
+    native_[i].tag.store(tag, kRelaxed);
+    native_[i].delta.store(0, kRelaxed);
+    native_owners_.store(owners + 1, kRelaxed);
+  }
+  native_[i].delta.store(native_[i].delta.load(kRelaxed) + delta, kRelaxed);
   if (++native_events_ == kNativeEventsPerInterval) FlushNative(place);
 }
 
 void ThreadRecorder::FlushNative(int place) {
+  constexpr auto kRelaxed = std::memory_order_relaxed;
   const uint64_t tick = Clock::Now();
+  const int owners = native_owners_.load(kRelaxed);
   // Frees first: an interval's net figures must never make up a peak it did not have.
   for (const bool frees : {true, false}) {
-    for (int i = 0; i < native_owners_; ++i) {
-      const NativeOwner& o = native_[i];
-      if (o.delta == 0 || (o.delta < 0) != frees) continue;
+    for (int i = 0; i < owners; ++i) {
+      const int64_t delta = native_[i].delta.load(kRelaxed);
+      if (delta == 0 || (delta < 0) != frees) continue;
       const RecordKind kind = frees ? RecordKind::kFree : RecordKind::kAlloc;
-      if (!buffer_.Append(
-              EventRecord::Memory(kind, place, o.name, o.tag, tick, frees ? -o.delta : o.delta))) {
+      if (!buffer_.Append(EventRecord::Memory(kind, place, native_[i].name.load(kRelaxed),
+                                              native_[i].tag.load(kRelaxed), tick,
+                                              frees ? -delta : delta))) {
         Bump(counters_.dropped_memory);
       }
     }
   }
-  native_owners_ = 0;
+  native_owners_.store(0, kRelaxed);
   native_events_ = 0;
+  native_flushed_to_.store(tick, kRelaxed);
 }
 
 }  // namespace paddle_prof::internal

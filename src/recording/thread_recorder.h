@@ -23,6 +23,7 @@
 #include "live_block_table.h"
 #include "memory_figures.h"
 #include "name_interner.h"
+#include "native_peak.h"
 #include "open_call.h"
 #include "paddle_prof/profiler_enabled.h"
 #include "place_registry.h"
@@ -165,11 +166,12 @@ class ThreadRecorder {
 
   // Memory, on the allocating or freeing thread while `window` is open. Allocation:
   // fills in who owns the block, then charges it to the innermost open scope.
+  // A native block's `move` is what it did to the native place (native_peak.h).
   void SetOwner(uint64_t window, LiveBlock* block);
-  void ChargeAlloc(const LiveBlock& block);
+  void ChargeAlloc(const LiveBlock& block, const NativeMove& move = {});
   // Free: charges the free to the innermost open scope and takes the block out of the
   // running bytes of the open scope (or root) that allocated it, if any.
-  void ChargeFree(uint64_t window, const LiveBlock& block);
+  void ChargeFree(uint64_t window, const LiveBlock& block, const NativeMove& move = {});
 
   // Work a thread does for an op open on another thread (an OpenMP region the op started,
   // src/preload/parallel_regions.cc): the blocks it allocates with no event of its own
@@ -195,6 +197,9 @@ class ThreadRecorder {
   const EventBuffer& buffer() const { return buffer_; }
   const RecorderCounters& counters() const { return counters_; }
   const RootUsage& root_usage(int place) const { return roots_[place]; }
+  // The thread's share of the native place at the moment its peak was `peak` (the
+  // window's highest, read after the window closed).
+  NativeShare NativeShareAt(int64_t peak) const;
   // Scopes on the stack begun in windows [first, last), not ended on another thread (a
   // racy but safe snapshot).
   int64_t OpenScopesBegunIn(uint64_t first, uint64_t last) const;
@@ -253,6 +258,23 @@ class ThreadRecorder {
   // block; its peak is sampled, as the report says).
   void AddNative(int place, const char* name, const char* tag, int64_t delta);
   void FlushNative(int place);
+  // A native move of the window: the thread's ledger at the place's peak kept around
+  // the interval's update (AddNative), so that the report knows what the thread held at
+  // the moment of the peak. Taken lazily: at the thread's first move after another
+  // thread raised the peak (its state then is its state at that moment), or at its move
+  // after it raised the peak itself, unless that one raises it again.
+  void NativeMoved(int place, const char* name, const char* tag, int64_t delta,
+                   const NativeMove& move);
+  void KeepNativeShare(int64_t peak);
+  // The owner's side of `native_seq_` (a sequence lock: plain stores, no atomic
+  // read-modify-write on the tracked pair's path).
+  void BeginNativeWrite() {
+    native_seq_.store(native_seq_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+  }
+  void EndNativeWrite() {
+    native_seq_.store(native_seq_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
 
   // Every scope that leaves the stack goes through here (or PopAbandoned). Inline for
   // the common case, with no call: a scope of the current window that touched no
@@ -262,7 +284,8 @@ class ThreadRecorder {
                                            uint64_t end_tick) {
     const uint64_t window = g_window.load(std::memory_order_acquire);
     const bool rare = scope.gpu != nullptr || window == 0 ||
-                      window_.load(std::memory_order_relaxed) != window || native_owners_ != 0 ||
+                      window_.load(std::memory_order_relaxed) != window ||
+                      native_owners_.load(std::memory_order_relaxed) != 0 ||
                       !scope.memory.empty() || (depth == 0 && scope.stack != 0) ||
                       scope.window.load(std::memory_order_relaxed) != window;
     // A new chunk (once in 65,536 records) also goes the slow way.
@@ -290,16 +313,30 @@ class ThreadRecorder {
   std::atomic<uint64_t> next_serial_{0};
   std::atomic<uint64_t> window_first_serial_{0};
   NameCache names_;  // the dynamic names and tags this thread's scopes use
+  // The native interval and the share kept at the peak are written by the owner thread
+  // only and read by the collector: atomics, read under `native_seq_` (odd while the
+  // owner writes), so that a snapshot's report reads them whole.
   struct NativeOwner {
-    const char* name;
-    const char* tag;
-    int64_t delta;
+    std::atomic<const char*> name{nullptr};
+    std::atomic<const char*> tag{nullptr};
+    std::atomic<int64_t> delta{0};
   };
   static constexpr int kNativeOwners = 8;
   static constexpr int kNativeEventsPerInterval = 4096;
   NativeOwner native_[kNativeOwners];
-  int native_owners_ = 0;
+  std::atomic<int> native_owners_{0};
   int native_events_ = 0;
+  std::atomic<uint64_t> native_flushed_to_{0};  // the tick of the interval's last flush
+  struct NativeKept {
+    std::atomic<int64_t> peak{0};  // the peak it is at; 0 for none
+    std::atomic<uint64_t> records_to{0};
+    std::atomic<int> owners{0};
+    NativeOwner owner[kNativeOwners];
+  };
+  NativeKept native_kept_;
+  std::atomic<int64_t> native_raised_{0};  // a peak this thread raised, not kept yet
+  int64_t native_seen_peak_ = 0;           // the peak after the thread's last move
+  std::atomic<uint32_t> native_seq_{0};
 
   // Shared with the collector.
   std::atomic<uint64_t> window_{0};

@@ -435,7 +435,7 @@ std::unique_ptr<RecoveredCapture> ReadCapture(const std::string& dir) {
     auto& buffer = recovered->buffers.emplace_back(TakeBuffer());
     ReadThread(dir, meta, index, &names, buffer.get(), &c, &bytes_read);
     c.threads.push_back({index, lines.empty() ? 0 : std::atoi(lines[0].c_str()),
-                         lines.size() > 1 ? lines[1] : "", buffer.get(), 0, buffer->Size(), 0});
+                         lines.size() > 1 ? lines[1] : "", buffer.get(), 0, buffer->Size(), 0, {}});
   }
   c.buffer_chunks = EventBuffer::ChunksInUse();
   c.buffer_bound_mb = EventBuffer::BoundMb();

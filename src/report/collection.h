@@ -18,6 +18,7 @@
 #include "live_block_table.h"
 #include "memory_tracker.h"
 #include "module_registry.h"
+#include "native_peak.h"
 #include "open_call.h"
 #include "paddle_prof/report.h"
 
@@ -33,6 +34,7 @@ struct ThreadSnapshot {
   // Calls begun in the window by then, less those dropped or ended on another thread:
   // each is a call record within `size`, or a call left out as still open.
   int64_t begun_unreported = 0;
+  NativeShare native;  // its share of the native place at the window's peak
 };
 
 // One allocation or free of the window, from any thread.
@@ -85,6 +87,9 @@ struct Collection {
   // By place index: the most threads that moved its bytes between two of its samples;
   // without the memory timeline, past 1 its peak_bytes are upper bounds.
   std::vector<int> place_movers;
+  // The native place's peak above its start as its word kept it (native_peak.h), -1
+  // without the place; each thread's `native` share is of that moment.
+  int64_t native_peak = -1;
   std::vector<NoEventUsage> no_event;
   std::vector<LiveBlock> live_blocks;      // allocated in the window and still live
   // Blocks allocated before the window and still live: bytes by (place, kind).

@@ -19,6 +19,8 @@ namespace {
 
 // What one thread recorded in its window: its records (read in place) and its counts.
 void CollectRecorder(const ThreadRecorder& r, const KeptStart* kept_from, Collection* c) {
+  NativeShare native;
+  if (c->native_peak >= 0) native = r.NativeShareAt(c->native_peak);
   const size_t size = r.buffer().Size();  // before the calls begun, which it bounds
   const RecorderCounters& counters = r.counters();
   const int64_t begun = kept_from != nullptr
@@ -39,7 +41,8 @@ void CollectRecorder(const ThreadRecorder& r, const KeptStart* kept_from, Collec
   c->threads.push_back(
       {r.index(), r.os_tid(), r.thread_name(), &r.buffer(),
        std::max(kept_from != nullptr ? kept_from->record : 0, r.buffer().ReleasedBelow()), size,
-       begun - counters.dropped - counters.abandoned.load(std::memory_order_relaxed)});
+       begun - counters.dropped - counters.abandoned.load(std::memory_order_relaxed),
+       std::move(native)});
 }
 
 }  // namespace
@@ -49,6 +52,10 @@ void CollectThreads(uint64_t window, uint64_t first_window,
                     Collection* c) {
   if (const ThreadRecorder* self = ThreadRecorder::CurrentIfRegistered()) {
     c->open_calls = self->OpenScopes(window);
+  }
+  const int native = g_native_place_index.load(std::memory_order_relaxed);
+  if (native >= 0 && native < static_cast<int>(c->places.size())) {
+    c->native_peak = c->places[native].peak_bytes - c->places[native].start_bytes;
   }
   for (const ThreadRecorder* r : RecorderRegistry::Get().LockAll(&c->records_lock)) {
     if (r->window() == window) {

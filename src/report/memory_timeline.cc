@@ -73,6 +73,92 @@ size_t AllocationEvent(const std::vector<MemoryEvent>& events, int thread, uint6
   return events.size();
 }
 
+namespace {
+
+// What rows hold, while replaying: by pointers and path ids.
+struct Holdings {
+  std::map<std::pair<const char*, const char*>, std::map<std::pair<int, const std::string*>, int64_t>>
+      by_pointer;
+  std::set<std::pair<const char*, const char*>> unsplit;  // rows a free did not say of
+
+  void Add(const MemoryEvent& e, CallPaths* paths) {
+    const char* name = e.name != nullptr ? e.name : kNoEventName;
+    const bool known = e.delta > 0 || e.alloc_thread >= 0 || CallPaths::NoEvent(name);
+    const CallPaths::Origin origin = paths != nullptr && known
+                                         ? paths->OriginOf(e.alloc_thread, e.alloc_tick, name)
+                                         : CallPaths::Origin();
+    by_pointer[{name, e.tag}][{origin.path, origin.source}] += e.delta;
+    if (!known && paths != nullptr) unsplit.insert({name, e.tag});
+  }
+  // Bytes whose blocks' origins are not known (a native interval's net figures).
+  void AddUnsplit(const char* name, const char* tag, int64_t bytes) {
+    name = name != nullptr ? name : kNoEventName;
+    by_pointer[{name, tag}][{CallPaths::kEmpty, nullptr}] += bytes;
+    if (!CallPaths::NoEvent(name)) unsplit.insert({name, tag});
+  }
+
+  // The rows, largest first: one entry per call path where every free said where its
+  // block came from, else one entry with the path that allocated most of it.
+  std::vector<RowBytes> Rows(int64_t start_bytes, CallPaths* paths) const {
+    // A row's bytes, and how they split over the paths that allocated them, by text.
+    using Where = std::pair<std::vector<std::string>, std::optional<std::string>>;  // path, source
+    struct Held {
+      int64_t bytes = 0;
+      bool split = true;  // every free said where its block came from
+      std::map<Where, int64_t> by_path;
+    };
+    // Keyed as the report keys rows: an empty tag is a tag, apart from none.
+    std::map<std::tuple<std::string, bool, std::string>, Held> rows;
+    auto row = [&rows](const char* name, const char* tag) -> Held& {
+      return rows[{NameBytes(name), tag != nullptr, tag != nullptr ? NameBytes(tag) : ""}];
+    };
+    row(kBeforeWindowName, nullptr).bytes = start_bytes;
+    row(kBeforeWindowName, nullptr).by_path[{}] = start_bytes;
+    for (const auto& [key, split] : by_pointer) {
+      Held& h = row(key.first, key.second);
+      if (unsplit.count(key) != 0) h.split = false;
+      for (const auto& [where, bytes] : split) {
+        h.bytes += bytes;
+        Where text{paths != nullptr ? paths->Names(where.first) : std::vector<std::string>(),
+                   where.second != nullptr ? std::optional<std::string>(*where.second) : std::nullopt};
+        h.by_path[std::move(text)] += bytes;
+      }
+    }
+    std::vector<RowBytes> result;
+    for (auto& [key, h] : rows) {
+      if (h.bytes <= 0) continue;
+      RowBytes r;
+      r.name = std::get<0>(key);
+      if (std::get<1>(key)) r.tag = std::get<2>(key);
+      const bool split = h.split && std::all_of(h.by_path.begin(), h.by_path.end(),
+                                                [](const auto& p) { return p.second >= 0; });
+      if (split) {
+        for (const auto& [where, bytes] : h.by_path) {
+          if (bytes <= 0) continue;
+          std::tie(r.path, r.source) = where;
+          r.bytes = bytes;
+          result.push_back(r);
+        }
+        continue;
+      }
+      const auto most = std::max_element(
+          h.by_path.begin(), h.by_path.end(),
+          [](const auto& a, const auto& b) { return a.second < b.second; });
+      if (most != h.by_path.end()) std::tie(r.path, r.source) = most->first;
+      r.bytes = h.bytes;
+      result.push_back(std::move(r));
+    }
+    std::sort(result.begin(), result.end(), [](const RowBytes& a, const RowBytes& b) {
+      return a.bytes != b.bytes ? a.bytes > b.bytes
+                                : std::tie(a.name, a.tag, a.path, a.source) <
+                                      std::tie(b.name, b.tag, b.path, b.source);
+    });
+    return result;
+  }
+};
+
+}  // namespace
+
 std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int place,
                                  int64_t start_bytes, int64_t* highest_total, CallPaths* paths,
                                  uint64_t* peak_tick) {
@@ -89,75 +175,25 @@ std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int pla
   }
   if (highest_total != nullptr) *highest_total = highest;
   if (peak_tick != nullptr) *peak_tick = peak_end > 0 ? events[peak_end - 1].tick : 0;
-  // A row's bytes, and how they split over the paths that allocated them: by pointers
-  // and path ids while replaying, by their text afterwards.
-  using Where = std::pair<std::vector<std::string>, std::optional<std::string>>;  // path, source
-  struct Held {
-    int64_t bytes = 0;
-    bool split = true;  // every free said where its block came from
-    std::map<Where, int64_t> by_path;
-  };
-  std::map<std::pair<const char*, const char*>, std::map<std::pair<int, const std::string*>, int64_t>>
-      by_pointer;
-  std::set<std::pair<const char*, const char*>> unsplit;  // rows a free did not say of
+  Holdings held;
   for (size_t i = 0; i < peak_end; ++i) {
-    const MemoryEvent& e = events[i];
-    if (e.place != place) continue;
-    const char* name = e.name != nullptr ? e.name : kNoEventName;
-    const bool known = e.delta > 0 || e.alloc_thread >= 0 || CallPaths::NoEvent(name);
-    const CallPaths::Origin origin = paths != nullptr && known
-                                         ? paths->OriginOf(e.alloc_thread, e.alloc_tick, name)
-                                         : CallPaths::Origin();
-    by_pointer[{name, e.tag}][{origin.path, origin.source}] += e.delta;
-    if (!known && paths != nullptr) unsplit.insert({name, e.tag});
+    if (events[i].place == place) held.Add(events[i], paths);
   }
-  // Keyed as the report keys rows: an empty tag is a tag, apart from none.
-  std::map<std::tuple<std::string, bool, std::string>, Held> rows;
-  auto row = [&rows](const char* name, const char* tag) -> Held& {
-    return rows[{NameBytes(name), tag != nullptr, tag != nullptr ? NameBytes(tag) : ""}];
-  };
-  row(kBeforeWindowName, nullptr).bytes = start_bytes;
-  row(kBeforeWindowName, nullptr).by_path[{}] = start_bytes;
-  for (const auto& [key, split] : by_pointer) {
-    Held& h = row(key.first, key.second);
-    if (unsplit.count(key) != 0) h.split = false;
-    for (const auto& [where, bytes] : split) {
-      h.bytes += bytes;
-      Where text{paths != nullptr ? paths->Names(where.first) : std::vector<std::string>(),
-                 where.second != nullptr ? std::optional<std::string>(*where.second) : std::nullopt};
-      h.by_path[std::move(text)] += bytes;
+  return held.Rows(start_bytes, paths);
+}
+
+std::vector<RowBytes> NativeRowsAtPeak(const Collection& c, int place, CallPaths* paths) {
+  Holdings held;
+  for (const ThreadSnapshot& t : c.threads) {
+    for (RecordCursor cursor(t); cursor.NextMemoryEvent();) {
+      const MemoryEvent& e = cursor.memory_event();
+      if (e.place == place && e.tick <= t.native.records_to && Kept(c, e)) held.Add(e, paths);
+    }
+    for (const NativeHolding& h : t.native.open) {
+      if (h.bytes != 0) held.AddUnsplit(h.name, h.tag, h.bytes);
     }
   }
-  std::vector<RowBytes> result;
-  for (auto& [key, h] : rows) {
-    if (h.bytes <= 0) continue;
-    RowBytes r;
-    r.name = std::get<0>(key);
-    if (std::get<1>(key)) r.tag = std::get<2>(key);
-    const bool split = h.split && std::all_of(h.by_path.begin(), h.by_path.end(),
-                                              [](const auto& p) { return p.second >= 0; });
-    if (split) {
-      for (const auto& [where, bytes] : h.by_path) {
-        if (bytes <= 0) continue;
-        std::tie(r.path, r.source) = where;
-        r.bytes = bytes;
-        result.push_back(r);
-      }
-      continue;
-    }
-    const auto most = std::max_element(
-        h.by_path.begin(), h.by_path.end(),
-        [](const auto& a, const auto& b) { return a.second < b.second; });
-    if (most != h.by_path.end()) std::tie(r.path, r.source) = most->first;
-    r.bytes = h.bytes;
-    result.push_back(std::move(r));
-  }
-  std::sort(result.begin(), result.end(), [](const RowBytes& a, const RowBytes& b) {
-    return a.bytes != b.bytes ? a.bytes > b.bytes
-                              : std::tie(a.name, a.tag, a.path, a.source) <
-                                    std::tie(b.name, b.tag, b.path, b.source);
-  });
-  return result;
+  return held.Rows(c.places[place].start_bytes, paths);
 }
 
 std::vector<int64_t> ReplayedStepPeaks(const Collection& c, int place) {

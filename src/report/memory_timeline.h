@@ -42,6 +42,11 @@ std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int pla
                                  int64_t start_bytes, int64_t* highest = nullptr,
                                  CallPaths* paths = nullptr, uint64_t* peak_tick = nullptr);
 
+// The native place's rows at the moment of its exact peak (Collection::native_peak):
+// each thread's records up to its share's tick and its share's open interval
+// (native_peak.h), so that they add up to the peak. Largest first, as RowsAtPeak.
+std::vector<RowBytes> NativeRowsAtPeak(const Collection& c, int place, CallPaths* paths);
+
 // The highest live bytes the replay of `place` reaches within each step of `c.steps`:
 // from the mark before it (or the window's start) to its own.
 std::vector<int64_t> ReplayedStepPeaks(const Collection& c, int place);

@@ -389,17 +389,12 @@ std::vector<std::string> PeakNotes(const Collection& c) {
   for (size_t i = 0; i < c.places.size(); ++i) {
     const std::string& place = c.places[i].place;
     const int movers = i < c.place_movers.size() ? c.place_movers[i] : 0;
-    if (!c.memory_timeline && movers > 1) {
+    if (!c.memory_timeline && movers > 1 && place != PlaceName(NativePlace())) {
       w.push_back(place + ": peak_bytes is an upper bound, the threads' own high-water marks " +
                   "added up: " + std::to_string(movers) +
                   " threads allocated or freed on it between two step marks, and without the "
                   "memory timeline (FLAGS_paddle_prof_memory_timeline=0) the moment of the "
                   "peak is not known.");
-    } else if (c.memory_timeline && place == PlaceName(NativePlace())) {
-      w.push_back(place +
-                  ": peak_bytes is the highest of the live bytes at the window's edges, its "
-                  "step marks and the ends of the memory timeline's intervals; a higher moment "
-                  "inside an interval is not seen.");
     }
   }
   return w;
@@ -602,6 +597,10 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
     uint64_t peak_tick = 0;
     p.at_peak = RowsAtPeak(c.memory_events, static_cast<int>(place), p.start_bytes,
                            &replayed_peak, &paths, &peak_tick);
+    // The native place's peak is exact (its one word), and so are its holders then.
+    if (c.native_peak >= 0 && c.memory_timeline && p.place == PlaceName(NativePlace())) {
+      p.at_peak = NativeRowsAtPeak(c, static_cast<int>(place), &paths);
+    }
     if (c.record_stacks) AddNativeStacks(c, static_cast<int>(place), peak_tick, &paths, &p.at_peak);
     if (replayed) {
       p.peak_bytes = std::max(p.peak_bytes, replayed_peak);
