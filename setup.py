@@ -1,6 +1,8 @@
 """Builds paddle_prof._core with the project's CMake build and puts it, with
 libpaddle_prof, into the package (the extension finds the library through $ORIGIN)."""
 
+import hashlib
+import importlib.util
 import os
 import pathlib
 import shutil
@@ -18,10 +20,24 @@ class CMakeExtension(Extension):
         super().__init__(name, sources=[])
 
 
+def build_key() -> str:
+    """The interpreter and the torch it imports, which a CMake build folder's cache keeps
+    from its first configure: each pair builds in a folder of its own, so that one
+    checkout installed into two environments builds each one's torch bridge against
+    its own torch."""
+    spec = importlib.util.find_spec("torch")
+    torch = ""
+    if spec is not None and spec.origin is not None:
+        version = pathlib.Path(spec.origin).parent / "version.py"
+        torch = spec.origin + (version.read_text() if version.exists() else "")
+    text = "\0".join([sys.executable, sys.version, torch])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 class CMakeBuild(build_ext):
     def build_extension(self, ext: Extension) -> None:
         target = pathlib.Path(self.get_ext_fullpath(ext.name)).resolve()
-        build_dir = pathlib.Path(self.build_temp).resolve() / "cmake"
+        build_dir = pathlib.Path(self.build_temp).resolve() / f"cmake-{build_key()}"
         subprocess.check_call([
             "cmake", "-S", str(ROOT), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release",
             f"-DPython_EXECUTABLE={sys.executable}", "-DPADDLE_PROF_BUILD_TESTS=OFF",
