@@ -21,7 +21,8 @@ from paddle_prof import _core, children, run_supervisor, torch_on_import
 from paddle_prof.atomic_write import write_atomically
 from paddle_prof.diff import MEMORY_THRESHOLD, TIME_THRESHOLD, diff
 from paddle_prof.merge import SUMMARY_SUFFIX, load, merge
-from paddle_prof.profiler import SORTED_KEYS, STATES, _set_capture_dir, recover, stop_profiler
+from paddle_prof.profiler import (SORTED_KEYS, STATES, _set_capture_dir, end_implicit_window,
+                                  recover, stop_profiler)
 from paddle_prof.report import Report
 from paddle_prof.trace_merge import merge_traces
 
@@ -317,5 +318,6 @@ def main(argv: Optional[List[str]] = None) -> int:
     finally:
         # The script may have opened its own profiler, which replaced this one.
         if _core.implicit_profiler_running():
+            end_implicit_window(stopping=True)
             stop_profiler(options.sorted_key, options.profile_path, per_thread=options.per_thread)
     return exit_code

@@ -145,11 +145,24 @@ def start_profiler(state: str = "CPU", *, follow_children: bool = True) -> None:
     if _core.is_enabled() and not _core.implicit_profiler_running():
         raise RuntimeError("a profiler is already running: stop it first "
                            "(paddle_prof.stop_profiler(), or leave its with-block)")
+    if _core.implicit_profiler_running():
+        end_implicit_window(stopping=False)  # the program's own profiler takes over
     distributed = _distributed.window_opening()  # before the window: its exchanges are ours
     if distributed is not None:
         _core.set_distributed(*distributed)  # for the window, its paths and its capture
     _core.enable_profiler(state)
     _core.set_follow_children(bool(follow_children))
+
+
+# What run's implicit window installed beside it (paddle_prof.torch's hooks): each is
+# called with stopping=True as the window is about to stop, False as the program's own
+# profiler takes over, and takes itself off this list.
+implicit_window_ending: List[Callable[[bool], None]] = []
+
+
+def end_implicit_window(stopping: bool) -> None:
+    for end in list(implicit_window_ending):
+        end(stopping)
 
 
 def stop_profiler(sorted_key: Optional[str] = None, profile_path: PathArg = None, *,

@@ -27,6 +27,8 @@ from typing import Any, Callable, List, Optional, TextIO, Tuple
 import torch  # noqa: F401  (loads libtorch before the bridge that links it)
 
 from paddle_prof import children as _children
+from paddle_prof.profiler import implicit_window_ending as _implicit_window_ending
+from paddle_prof.profiler import mark_step as _mark_step
 from paddle_prof.profiler import profiler as _base_profiler
 from paddle_prof.report import ROW_LIMIT
 
@@ -114,25 +116,105 @@ def _optimizer_classes() -> List[type]:
     return classes
 
 
-def _steps_calling(after: Callable[[Any], None]) -> List[Tuple[type, Callable]]:
-    """Wraps every optimizer class's own step() to call ``after(optimizer)`` once it
-    returns; returns what to put back."""
-    def calling(step: Callable) -> Callable:
-        @functools.wraps(step)
-        def step_then(self, *args, **kwargs):
-            result = step(self, *args, **kwargs)
-            after(self)
+def _methods_calling(classes: List[type], name: str, call: Callable[[Any], None], *,
+                     before: bool = False) -> List[Tuple[type, str, Callable]]:
+    """Wraps the method ``name`` of each of ``classes`` that defines its own to call
+    ``call(self)`` once it returns (``before``: before it runs); returns what to put
+    back."""
+    def calling(method: Callable) -> Callable:
+        @functools.wraps(method)
+        def wrapped(self, *args, **kwargs):
+            if before:
+                call(self)
+            result = method(self, *args, **kwargs)
+            if not before:
+                call(self)
             return result
 
-        return step_then
+        return wrapped
 
     saved = []
-    for cls in _optimizer_classes():
-        original = cls.__dict__.get("step")
+    for cls in classes:
+        original = cls.__dict__.get(name)
         if original is not None:
-            cls.step = calling(original)
-            saved.append((cls, original))
+            setattr(cls, name, calling(original))
+            saved.append((cls, name, original))
     return saved
+
+
+def _steps_calling(after: Callable[[Any], None]) -> List[Tuple[type, str, Callable]]:
+    """Wraps every optimizer class's own step() to call ``after(optimizer)`` once it
+    returns; returns what to put back."""
+    return _methods_calling(_optimizer_classes(), "step", after)
+
+
+class _WindowHooks:
+    """What a window of paddle_prof.torch installs beside the bridge: the memory kinds,
+    told at each optimizer step and as zero_grad() begins; module events and backward
+    events; and, with ``on_optimizer_step``, a call at each optimizer step's end."""
+
+    def __init__(self, modules: bool,
+                 on_optimizer_step: Optional[Callable[[], None]] = None) -> None:
+        # Optimizers stepped in the window, whose parameters, gradients and state are
+        # memory of those kinds; then, with on_optimizer_step, the step's end.
+        kinds = self.kinds = MemoryKinds()
+        self._wrapped = _steps_calling(kinds.note_optimizer)
+        # Gradients made before the window, which zero_grad() may free before any step
+        # of the window: told as it begins.
+        self._wrapped += _methods_calling(_optimizer_classes(), "zero_grad",
+                                          kinds.note_optimizer, before=True)
+        self._wrapped += _methods_calling([torch.nn.Module], "zero_grad",
+                                          kinds.note_gradients, before=True)
+        if on_optimizer_step is not None:
+            self._wrapped += _steps_calling(lambda _: on_optimizer_step())
+        self._module_events = ModuleEvents(kinds) if modules else None
+        self._backward_events = BackwardEvents(
+            self._module_events.end_backward if self._module_events is not None
+            else lambda: None)
+        self._backward_events.install()
+        if self._module_events is not None:
+            self._module_events.install()
+
+    def scan(self, fresh: bool = False) -> None:
+        """Tells the kinds of the parameters, gradients and optimizer state known so far
+        (``fresh``: those added since too)."""
+        try:
+            self.kinds.scan(fresh)
+        except Exception as e:  # a model's odd parameters never end the program's run
+            warnings.warn(f"paddle_prof.torch: the memory of parameters, gradients and "
+                          f"optimizer state could not be told apart ({e!r}); it counts as "
+                          f"other memory", RuntimeWarning, stacklevel=3)
+
+    def remove(self) -> None:
+        if self._module_events is not None:
+            self._module_events.remove()
+            self._module_events = None
+        self._backward_events.remove()
+        for cls, name, original in reversed(self._wrapped):
+            setattr(cls, name, original)
+        self._wrapped = []
+
+
+def attach_to_implicit_window() -> None:
+    """``python3 -m paddle_prof run``: the implicit window gets what a window of
+    paddle_prof.torch.profiler() has (memory kinds, module and backward events), and a
+    step at each optimizer step, since the program marks none. They end with it (as it
+    stops, the kinds told first) or as the program's own profiler takes over."""
+    _torch_bridge.categorize_memory(True)
+    hooks: Optional[_WindowHooks] = None
+
+    def step() -> None:
+        hooks.scan()  # the step's gradients and state, before they are freed
+        _mark_step()
+
+    def end(stopping: bool) -> None:
+        if stopping:
+            hooks.scan(fresh=True)
+        hooks.remove()
+        _implicit_window_ending.remove(end)
+
+    hooks = _WindowHooks(modules=True, on_optimizer_step=step)
+    _implicit_window_ending.append(end)
 
 
 class profiler(_base_profiler):  # noqa: N801 (the API's name)
@@ -164,11 +246,8 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
                          per_process=per_process, record_stacks=record_stacks)
         self.record_shapes = record_shapes
         self.step_on_optimizer = step_on_optimizer
-        self._wrapped_steps: List[Tuple[type, Callable]] = []
         self.modules = bool(modules)
-        self._module_events: Optional[ModuleEvents] = None
-        self._memory_kinds: Optional[MemoryKinds] = None
-        self._backward_events: Optional[BackwardEvents] = None
+        self._hooks: Optional[_WindowHooks] = None
 
     def __enter__(self) -> "profiler":
         if not _torch_bridge.install(bool(self.record_shapes)):
@@ -180,37 +259,20 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
         except BaseException:
             _torch_bridge.remove_callback()
             raise
-        # Optimizers stepped in the window, whose parameters, gradients and state are
-        # memory of those kinds; then, with step_on_optimizer, the step's end.
-        kinds = self._memory_kinds = MemoryKinds()
-        self._wrapped_steps = _steps_calling(kinds.note_optimizer)
-        if self.step_on_optimizer:  # the profiler's step(): mark_step(), the schedule's next
-            self._wrapped_steps += _steps_calling(lambda _: self.step())
-        module_events = ModuleEvents(kinds) if self.modules else None
-        self._backward_events = BackwardEvents(
-            module_events.end_backward if module_events is not None else lambda: None)
-        self._backward_events.install()
-        if module_events is not None:
-            module_events.install()
-            self._module_events = module_events
+        # With step_on_optimizer, the profiler's step(): mark_step(), the schedule's next.
+        self._hooks = _WindowHooks(self.modules,
+                                   self.step if self.step_on_optimizer else None)
         _children.torch_record_shapes = bool(self.record_shapes)  # a spawned child's ops too
         return self
 
     def __exit__(self, *exc_info: object) -> bool:
-        if self._module_events is not None:
-            self._module_events.remove()
-            self._module_events = None
-        if self._backward_events is not None:
-            self._backward_events.remove()
-            self._backward_events = None
-        for cls, original in reversed(self._wrapped_steps):
-            cls.step = original
-        self._wrapped_steps = []
+        if self._hooks is not None:
+            self._hooks.remove()  # its kinds stay, for the scan as the window stops
         _children.torch_record_shapes = None
         try:
             return super().__exit__(*exc_info)
         finally:
-            self._memory_kinds = None
+            self._hooks = None
             _torch_bridge.remove_callback()
 
     def _start(self) -> None:
@@ -218,14 +280,8 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
         _torch_bridge.categorize_memory(True)  # each window, as a schedule opens them
 
     def _scan_memory(self, fresh: bool = False) -> None:
-        if self._memory_kinds is None or not self._recording:
-            return
-        try:
-            self._memory_kinds.scan(fresh)
-        except Exception as e:  # a model's odd parameters never end the program's run
-            warnings.warn(f"paddle_prof.torch: the memory of parameters, gradients and "
-                          f"optimizer state could not be told apart ({e!r}); it counts as "
-                          f"other memory", RuntimeWarning, stacklevel=3)
+        if self._hooks is not None and self._recording:
+            self._hooks.scan(fresh)
 
     def _before_stop(self) -> None:
         self._scan_memory(fresh=True)  # parameters and state added since too

@@ -63,6 +63,12 @@ class MemoryKinds:
             [p for p in module.parameters() if id(p) not in held],
             _torch_bridge.PARAMETER, _torch_bridge.GRADIENT)
 
+    def note_gradients(self, module: torch.nn.Module) -> None:
+        """``module.zero_grad()`` is about to free or zero these: its parameters and
+        their gradients, told while they live."""
+        _torch_bridge.TensorMarks(list(module.parameters()), _torch_bridge.PARAMETER,
+                                  _torch_bridge.GRADIENT).mark()
+
     def note_optimizer(self, optimizer: torch.optim.Optimizer) -> None:
         if optimizer not in self._optimizers:
             self._optimizers[optimizer] = self._marks_of(optimizer)

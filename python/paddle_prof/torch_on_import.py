@@ -1,6 +1,7 @@
 """``python3 -m paddle_prof run``: the PyTorch integration, installed as the program
-imports torch (ATen ops as events, tensor memory tracked), with no change to the program.
-A program that never imports torch never loads it.
+imports torch (ATen ops as events, tensor memory tracked, its kinds, module and backward
+events, a step at each optimizer step), with no change to the program. A program that
+never imports torch never loads it.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ def install_when_imported(state: str) -> None:
                               "ops are profiled but tensor memory is not tracked",
                               RuntimeWarning)
             paddle_prof_torch._track_cuda_memory(state)
+            paddle_prof_torch.attach_to_implicit_window()
             children.torch_record_shapes = False  # a spawned child's ops too
         except Exception as e:  # the program runs on, profiled without torch's ops
             warnings.warn(f"paddle_prof run: PyTorch's ops are not profiled: {e!r}",

@@ -271,3 +271,52 @@ if __name__ == "__main__":
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert (tmp_path / "meta0.txt").read_text() == "['rank 0 2']"
     assert (tmp_path / "meta1.txt").read_text() == "['rank 1 2']"
+
+
+# A training script that knows nothing of paddle_prof, as torchrun starts it.
+PLAIN_DDP = '''
+import torch
+import torch.distributed as dist
+
+dist.init_process_group("gloo")
+torch.manual_seed(0)
+model = torch.nn.parallel.DistributedDataParallel(
+    torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4)))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+data = torch.randn(8, 16)
+for _ in range(4):
+    loss = model(data).sum()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+dist.destroy_process_group()
+'''
+
+
+def test_torchrun_with_run_gives_each_rank_a_complete_profile(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(PLAIN_DDP)
+    env = os.environ.copy()
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
+        env.pop(name, None)
+    # The documented recipe; bounded, so that a hang fails instead of blocking the suite.
+    proc = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
+         # Not 0 (the default), which torch 1.13 cannot read on Python 3.11.
+         "--redirects", "2", "--tee", "2", "--log_dir", str(tmp_path / "logs"),
+         "--master_addr", "127.0.0.1", "--master_port", str(free_port()),
+         "-m", "paddle_prof", "run", "--profile-path", str(tmp_path / "rank{rank}.json"),
+         "--", str(script)],
+        env=env, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    params = (16 * 32 + 32 + 32 * 4 + 4) * 4
+    for rank in (0, 1):
+        summary = json.load(open(tmp_path / f"rank{rank}.json.summary.json"))
+        assert summary["process"]["rank"] == rank
+        assert summary["process"]["world_size"] == 2
+        assert len(summary["steps"]) == 4  # one per optimizer step
+        paths = [m["path"] for m in summary["modules"]]
+        assert "DistributedDataParallel.module.0" in paths, paths
+        cpu = next(p for p in summary["places"] if p["place"] == "CPU")
+        assert cpu["categories_end"]["parameter"] == params
+        assert cpu["categories_end"]["gradient"] == params

@@ -287,3 +287,26 @@ def test_a_reset_keeps_the_categories_and_what_was_told_before_it():
     end = cpu(prof.report)["categories_end"]
     assert end["parameter"] == end["gradient"] == nbytes(model.parameters())
     assert end["optimizer_state"] == state_bytes(optimizer)  # the momentum buffers
+
+
+def test_gradients_live_as_the_window_opens_are_gradients_though_zero_grad_frees_them():
+    model = mlp()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.randn(8, IN)
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)  # frees the last step's gradients first
+        model(x).sum().backward()
+        optimizer.step()
+
+    step()  # a warm-up step: its gradients are live as the window opens
+    with paddle_prof.torch.profiler("CPU", stream=io.StringIO()) as prof:
+        for _ in range(2):
+            step()
+            prof.step()
+    report = prof.report.to_dict()
+    by_category = report["timeline"]["CPU"]["by_category"]
+    at_start = {name: points[0] for name, points in by_category.items()}
+    assert at_start["gradient"] == nbytes(model.parameters())
+    assert at_start["parameter"] == nbytes(model.parameters())
+    assert at_start["other"] == 0, at_start
