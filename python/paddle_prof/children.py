@@ -62,10 +62,12 @@ def _exit_after_finishing(status: int) -> None:
 
 
 def _follow() -> None:
-    """In a followed child: its profile is finished whichever way it ends."""
+    """In a followed child: its profile is finished whichever way it ends, SIGTERM
+    included (multiprocessing's Pool.terminate())."""
     os._exit = _exit_after_finishing  # multiprocessing looks it up as it calls it
     atexit.unregister(finish)  # once, though a parent that was a child registered it too
     atexit.register(finish)
+    _core.finish_child_profile_on_termination()
 
 
 def _after_fork_in_child() -> None:

@@ -13,7 +13,8 @@
 //    (profiler_control.h): a stop with every report option given, and the launcher's
 //    whole-program profile (python3 -m paddle_prof run);
 //  - SetFollowChildren, FollowedWindowNow, StartChildProfile, ChildProfileRunning,
-//    SetChildRole, FinishChildProfile (profiler_control.h): child processes
+//    SetChildRole, FinishChildProfile, FinishChildProfileOnTermination
+//    (profiler_control.h): child processes
 //    (paddle_prof/children.py), which multiprocessing may start as fresh programs or end
 //    with os._exit;
 //  - FLAGS_paddle_prof_row_limit, FLAGS_paddle_prof_record_stacks (flags.h): the rows a

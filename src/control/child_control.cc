@@ -229,4 +229,8 @@ void FinishChildProfile() {
   if (ChildProfileRunning()) StopImplicitProfile();
 }
 
+void FinishChildProfileOnTermination() {
+  if (ChildProfileRunning()) CatchTerminationSignals({SIGTERM, SIGHUP}, FinishChildProfile);
+}
+
 }  // namespace paddle_prof::internal

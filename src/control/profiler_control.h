@@ -100,6 +100,9 @@ void SetChildRole(const std::string& role, std::optional<int> worker_id);
 // Stops the child's profile and writes its files, for exits that skip the exit handlers
 // (os._exit). Does nothing when no child profile runs; never throws.
 void FinishChildProfile();
+// In a followed child: SIGTERM and SIGHUP finish its profile before they end it, as they
+// do an implicit profile's (multiprocessing's Pool.terminate() ends its workers so).
+void FinishChildProfileOnTermination();
 
 }  // namespace paddle_prof::internal
 

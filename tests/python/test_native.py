@@ -306,3 +306,51 @@ def test_a_numpy_scripts_native_peak_is_its_arrays(tmp_path):
     assert sum(h['bytes'] for h in place['at_peak']) == place['peak_bytes']
     assert place['end_bytes'] - place['start_bytes'] >= 8_000_000
     assert 'Memory on native: peak ' in result.stdout
+
+
+FORKED_WORKERS = '''
+    import ctypes, multiprocessing as mp
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype = ctypes.c_void_p
+    libc.malloc.argtypes = [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+
+    def work(bytes):
+        block = libc.malloc(bytes)
+        ctypes.memset(block, 1, bytes)
+        libc.free(block)
+        return bytes
+
+    def child():
+        work(24_000_000)
+
+    if __name__ == '__main__':
+        mp.set_start_method('fork')
+        with mp.Pool(2) as pool:  # its exit ends the workers with SIGTERM
+            print(pool.map(work, [16_000_000, 16_000_000], chunksize=1))
+        process = mp.Process(target=child)
+        process.start()
+        process.join()
+'''
+
+
+def test_forked_children_track_their_own_native_memory_above_what_they_inherited(tmp_path):
+    script = tmp_path / 'script.py'
+    script.write_text(textwrap.dedent(FORKED_WORKERS))
+    profile = tmp_path / 'p.json'
+    result = subprocess.run([sys.executable, '-m', 'paddle_prof', 'run', '--native',
+                             '--profile-path', str(profile), '--', str(script)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((tmp_path / 'p.json.summary.json').read_text())
+    assert not [w for w in summary['warnings'] if 'without writing its profile' in w]
+    children = [p for p in summary['places']
+                if p['place'].startswith('native') and p.get('process') not in
+                (None, summary['process']['pid'])]
+    grew = sorted(p['peak_bytes'] - p['start_bytes'] for p in children)
+    # Three children: two pool workers (16 MB each, ended by SIGTERM), one Process (24 MB);
+    # each starts at the heap it inherited.
+    assert len(grew) == 3, summary['places']
+    assert 16_000_000 <= grew[0] <= grew[1] < 16_000_000 + (256 << 10), grew
+    assert 24_000_000 <= grew[2] < 24_000_000 + (256 << 10), grew
+    assert all(p['start_bytes'] > 0 for p in children)
