@@ -114,10 +114,22 @@ def _stop(sorted_key: Optional[str], profile_path: PathArg, per_thread: bool,
     path = _check_path(profile_path)
     if not _core.is_enabled():
         raise RuntimeError("no profiler is running: call paddle_prof.start_profiler() first")
-    _last_report = Report(_core.stop_profiler(key, path, bool(per_thread), cycle,
-                                              bool(per_process)))
+    try:
+        _last_report = Report(_core.stop_profiler(key, path, bool(per_thread), cycle,
+                                                  bool(per_process)))
+    finally:
+        _core.stop_native_tracking()  # a native=True window's, once its report is built
     _stops += 1
     return _last_report
+
+
+def _track_native() -> None:
+    """native=True: every malloc of the process tracked from now on, on the place
+    'native', with no preload library (a RuntimeWarning when it cannot be)."""
+    problem = _core.start_native_tracking()
+    if problem and "preload library" not in problem:  # run --native tracks already
+        warnings.warn(f"paddle_prof: native memory is not tracked: {problem}", RuntimeWarning,
+                      stacklevel=4)
 
 
 def start_profiler(state: str = "CPU", *, follow_children: bool = True) -> None:
@@ -310,6 +322,12 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
     ``<profile_path>.oom.json``, else ``./paddle_prof.oom.<pid>.json``); the program's own
     error then goes on unchanged.
 
+    ``native=True`` tracks every allocation of the process (every malloc, numpy's
+    arrays, C extensions' buffers) from the window's start on the place ``native``, as
+    ``python3 -m paddle_prof run --native`` does, with no preload library and no restart:
+    in a notebook, a pytest session, any running interpreter. Blocks allocated before
+    the window and freed in it are counted as untracked frees.
+
     ``record_stacks=True`` keeps the Python stack of each top-level call (one with no
     event open on its thread): each row's ``sources`` name the lines its calls came from,
     the memory held at the peak and the growth holders name the line that allocated it
@@ -331,7 +349,8 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
                  on_trace_ready: Optional[Callable[[Report], Any]] = None,
                  oom_path: PathArg = None, keep_last_steps: Optional[int] = None,
                  capture_dir: PathArg = None, follow_children: bool = True,
-                 per_process: bool = False, record_stacks: bool = False) -> None:
+                 per_process: bool = False, record_stacks: bool = False,
+                 native: bool = False) -> None:
         self.state = _check_state(state)
         _row_limit(row_limit)
         self.row_limit = row_limit
@@ -356,6 +375,7 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
         self.follow_children = bool(follow_children)
         self.per_process = bool(per_process)
         self.record_stacks = bool(record_stacks)
+        self.native = bool(native)
         self.stream = stream
         self.schedule = schedule
         self.on_trace_ready = on_trace_ready
@@ -389,6 +409,8 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
             _core.set_keep_last_steps(self.keep_last_steps)
         if self.record_stacks:
             _core.set_record_stacks(True)
+        if self.native:
+            _track_native()
         if self.capture_dir is not None:  # last: it restarts the window's records
             _set_capture_dir(self.capture_dir)
         self._stops_at_enter = _stops

@@ -238,12 +238,12 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
                  oom_path: Optional[str] = None, keep_last_steps: Optional[int] = None,
                  capture_dir: Optional[str] = None, follow_children: bool = True,
                  per_process: bool = False, record_stacks: bool = False,
-                 modules: bool = True) -> None:
+                 modules: bool = True, native: bool = False) -> None:
         super().__init__(state, sorted_key, profile_path, per_thread=per_thread, stream=stream,
                          row_limit=row_limit, schedule=schedule, on_trace_ready=on_trace_ready,
                          oom_path=oom_path, keep_last_steps=keep_last_steps,
                          capture_dir=capture_dir, follow_children=follow_children,
-                         per_process=per_process, record_stacks=record_stacks)
+                         per_process=per_process, record_stacks=record_stacks, native=native)
         self.record_shapes = record_shapes
         self.step_on_optimizer = step_on_optimizer
         self.modules = bool(modules)

@@ -39,6 +39,7 @@
 //  - MergeSummaryFiles (merge_files.h): paddle_prof.merge() of paths and
 //    `python3 -m paddle_prof merge`;
 //  - ResumeNativeTracking (native_tracking.h): a followed forked child under run --native;
+//  - StartInProcessNative, StopInProcessNative (in_process_native.h): profiler(native=True);
 //  - HtmlReport, HtmlPage (html_report.h): Report.to_html(), `python3 -m paddle_prof html`
 //    and the merge CLI's page, and the page of a summary text (tests draw edited ones);
 //  - RegisterStackCapture, RecordStacks, RecordingStacks, InternCallStack, CallStack
@@ -53,6 +54,7 @@
 #include "enum_names.h"
 #include "flags.h"
 #include "html_report.h"
+#include "in_process_native.h"
 #include "memory_tracker.h"
 #include "merge_files.h"
 #include "native_guard.h"

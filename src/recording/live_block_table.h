@@ -140,10 +140,15 @@ class BlockTable {
   }
   size_t slots() const { return count_; }
 
-  // Calls fn(const LiveBlock&) for each block live during the walk. Reads the taken bits
-  // (one per 64-byte slot) and only the slots they name.
+  // Calls fn(const LiveBlock&) for each block live during the walk (ForEachAt:
+  // fn(const void* ptr, const LiveBlock&)). Reads the taken bits (one per 64-byte slot)
+  // and only the slots they name.
   template <typename Fn>
   void ForEach(Fn&& fn) const {
+    ForEachAt([&fn](const void*, const LiveBlock& block) { fn(block); });
+  }
+  template <typename Fn>
+  void ForEachAt(Fn&& fn) const {
     for (size_t w = 0; w * 64 < count_; ++w) {
       for (uint64_t bits = taken_[w].load(std::memory_order_relaxed); bits != 0; bits &= bits - 1) {
         const Slot& s = slots_[w * 64 + static_cast<size_t>(__builtin_ctzll(bits))];
@@ -151,7 +156,8 @@ class BlockTable {
         if (key < kFirstKey) continue;
         LiveBlock block;
         s.Read(&block);
-        if (s.key.load(std::memory_order_acquire) == key) fn(block);  // unchanged meanwhile
+        // Unchanged meanwhile.
+        if (s.key.load(std::memory_order_acquire) == key) fn(reinterpret_cast<const void*>(key), block);
       }
     }
   }
@@ -288,6 +294,11 @@ class LiveBlocks {
   template <typename Fn>
   static void ForEach(Fn&& fn) {
     ForEachTable([&fn](const BlockTable& table) { table.ForEach(fn); });
+  }
+  // ForEach with each block's pointer: fn(const void* ptr, const LiveBlock&).
+  template <typename Fn>
+  static void ForEachAt(Fn&& fn) {
+    ForEachTable([&fn](const BlockTable& table) { table.ForEachAt(fn); });
   }
 
   struct ThreadTables;

@@ -354,3 +354,54 @@ def test_forked_children_track_their_own_native_memory_above_what_they_inherited
     assert 16_000_000 <= grew[0] <= grew[1] < 16_000_000 + (256 << 10), grew
     assert 24_000_000 <= grew[2] < 24_000_000 + (256 << 10), grew
     assert all(p['start_bytes'] > 0 for p in children)
+
+
+# native=True: the same tracking from inside a running interpreter, no preload, no
+# restart; a library loaded in the window is tracked too.
+IN_PROCESS = r'''
+import ctypes, io, json, subprocess, sys
+import numpy as np
+import paddle_prof
+
+source, library = sys.argv[1], sys.argv[2]
+with paddle_prof.profiler('CPU', native=True, stream=io.StringIO()) as prof:
+    a = np.ones(1_000_000)
+    b = np.ones(3_000_000)
+    del b
+    with paddle_prof.record_event('loaded_late'):
+        lib = ctypes.CDLL(library)  # loaded in the window
+        lib.keep.argtypes = [ctypes.c_size_t]
+        lib.keep(5_000_000)
+first = prof.report.to_dict()
+with paddle_prof.profiler('CPU', stream=io.StringIO()) as prof:  # no native: no hooks
+    c = np.ones(2_000_000)
+second = prof.report.to_dict()
+print(json.dumps({'first': first, 'second': second}))
+'''
+
+
+def test_native_true_tracks_every_malloc_from_inside_with_no_preload(tmp_path):
+    pytest.importorskip('numpy')
+    source = tmp_path / 'keep.c'
+    source.write_text('#include <stdlib.h>\n#include <string.h>\nvoid* kept;\n'
+                      'void keep(size_t bytes) { kept = malloc(bytes); memset(kept, 1, bytes); }\n')
+    library = tmp_path / 'libkeep.so'
+    subprocess.run(['gcc', '-O1', '-shared', '-fPIC', str(source), '-o', str(library)],
+                   check=True, timeout=120)
+    script = tmp_path / 'script.py'
+    script.write_text(IN_PROCESS)
+    env = {k: v for k, v in os.environ.items() if k != 'LD_PRELOAD'}
+    result = subprocess.run([sys.executable, str(script), str(source), str(library)],
+                            capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    [native] = [p for p in out['first']['places'] if p['place'] == 'native']
+    holders = {h['name']: h['bytes'] for h in native['at_peak']}
+    # Both arrays were live at the peak; the late library's block came after.
+    assert 32_000_000 <= holders['[no event]'] < 32_000_000 + (64 << 10)
+    assert sum(holders.values()) == native['peak_bytes']
+    rows = {e['name']: e for e in out['first']['events']}
+    assert rows['loaded_late']['memory']['native']['live_bytes'] >= 5_000_000
+    # A window without native=True: no native memory moves.
+    assert all(p['peak_bytes'] == p['start_bytes'] == p['end_bytes']
+               for p in out['second']['places'] if p['place'] == 'native')
