@@ -1,6 +1,9 @@
 """The pytest plugin that installing paddle_prof registers (entry point ``pytest11``):
 memory limits on tests and profiles compared against a saved baseline.
 
+    @pytest.mark.limit_peak_memory("24 MiB")      # all the test allocates on the host
+    def test_preprocess(): ...
+
     @pytest.mark.limit_peak_memory("24 MiB", place="CPU")
     def test_training_step(): ...
 
@@ -12,7 +15,12 @@ memory limits on tests and profiles compared against a saved baseline.
 
 A test is profiled when it carries one of the markers, and every test is with
 ``--paddle-prof-save`` or ``--paddle-prof-compare``: with paddle_prof.torch.profiler when
-torch is imported, else paddle_prof.profiler. Only one profiler runs at a time: a
+torch is imported, else paddle_prof.profiler. ``limit_peak_memory`` without ``place``
+limits the test's host memory: what it allocates on every host place (every malloc,
+tracked in-process with ``native=True``, and framework tensors on ``CPU`` and
+``CUDA_PINNED``), each place's peak above where it started added up (the peak of the
+sum when one place moves, above it when several do). A marker whose place saw no
+allocation at all fails the test, saying so. Only one profiler runs at a time: a
 profiled test cannot open one itself (leave such a test unmarked and out of the
 baseline runs). Sizes are bytes (an int) or text: "24 MiB", "24MB", "1.5 GiB" (KB, MB, GB
 and TB are powers of 1,024, as KiB ... TiB).
@@ -70,8 +78,9 @@ def pytest_addoption(parser: Any) -> None:
 
 def pytest_configure(config: Any) -> None:
     config.addinivalue_line(
-        "markers", "limit_peak_memory(limit, place='CPU'): fail the test when the place's "
-                   "peak memory while it runs is over `limit` (paddle_prof)")
+        "markers", "limit_peak_memory(limit, place=None): fail the test when what it "
+                   "allocates on the host (every malloc and tensor), or the place's peak "
+                   "memory, is over `limit` (paddle_prof)")
     config.addinivalue_line(
         "markers", "limit_op_memory(name, limit, place=None): fail the test when a call of "
                    "the op `name` peaks over `limit` (paddle_prof)")
@@ -89,15 +98,24 @@ def _wanted(item: Any) -> bool:
                 item.get_closest_marker("limit_op_memory"))
 
 
-def _profiler() -> Any:
+# The places a test's host memory is on (limit_peak_memory without place=).
+HOST_PLACES = ("native", "CPU", "CUDA_PINNED")
+
+
+def _needs_native(item: Any) -> bool:
+    return any(_marker_place(marker) is None
+               for marker in item.iter_markers("limit_peak_memory"))
+
+
+def _profiler(native: bool) -> Any:
     import paddle_prof
     if "torch" in sys.modules:
         try:
             import paddle_prof.torch
-            return paddle_prof.torch.profiler("CPU", stream=io.StringIO())
+            return paddle_prof.torch.profiler("CPU", stream=io.StringIO(), native=native)
         except ImportError:  # a build without the torch bridge: ops unnamed, memory kept
             pass
-    return paddle_prof.profiler("CPU", stream=io.StringIO())
+    return paddle_prof.profiler("CPU", stream=io.StringIO(), native=native)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -105,7 +123,7 @@ def pytest_runtest_call(item: Any):
     if not _wanted(item):
         yield
         return
-    profiler = _profiler()
+    profiler = _profiler(_needs_native(item))
     try:
         profiler.__enter__()
     except RuntimeError as e:  # a profiler already runs: the test's own, say
@@ -119,10 +137,29 @@ def pytest_runtest_call(item: Any):
         item._paddle_prof_report = profiler.report
 
 
+def _marker_place(marker: Any) -> Optional[str]:
+    return marker.kwargs.get("place", marker.args[1] if len(marker.args) > 1 else None)
+
+
+def _saw_nothing(summary: Dict[str, Any], places: List[str]) -> bool:
+    """No allocation or free on any of `places` in the test."""
+    for row in summary["events"]:
+        for place, stats in (row.get("memory") or {}).items():
+            if place in places and (stats["alloc_count"] or stats["free_count"]):
+                return False
+    return True
+
+
 def _peak_failure(summary: Dict[str, Any], marker: Any) -> Optional[str]:
     limit = parse_size(marker.kwargs.get("limit", marker.args[0] if marker.args else None))
-    place = marker.kwargs.get("place", marker.args[1] if len(marker.args) > 1 else "CPU")
+    place = _marker_place(marker)
+    if place is None:
+        return _host_failure(summary, limit)
     places = [p for p in summary["places"] if p["place"] == place]
+    if not places or _saw_nothing(summary, [place]):
+        seen = ", ".join(sorted({p["place"] for p in summary["places"]})) or "none"
+        return (f"limit_peak_memory: the place {place!r} saw no allocation in this test, so "
+                f"its limit checks nothing (places seen: {seen})")
     peak = max((p["peak_bytes"] for p in places), default=0)
     if peak <= limit:
         return None
@@ -135,6 +172,29 @@ def _peak_failure(summary: Dict[str, Any], marker: Any) -> Optional[str]:
     return (f"peak memory on {place} was {_format_bytes(peak)} ({peak:,} bytes), over the "
             f"limit of {_format_bytes(limit)} ({limit:,} bytes); at the peak held by:\n" +
             "\n".join(holders[:10]))
+
+
+def _host_failure(summary: Dict[str, Any], limit: int) -> Optional[str]:
+    places = [p for p in summary["places"] if p["place"] in HOST_PLACES]
+    if not places or _saw_nothing(summary, list(HOST_PLACES)):
+        return ("limit_peak_memory: no host memory was tracked in this test, so its limit "
+                "checks nothing")
+    grew = {p["place"]: p["peak_bytes"] - p["start_bytes"] for p in places}
+    peak = sum(max(0, b) for b in grew.values())
+    if peak <= limit:
+        return None
+    holders: List[str] = []
+    for p in sorted(places, key=lambda p: -grew[p["place"]]):
+        for h in p.get("at_peak") or []:
+            if h["name"] == "[before profiling]":
+                continue
+            path = " > ".join(h.get("path") or []) or h["name"]
+            tag = f" {h['tag']}" if h.get("tag") else ""
+            holders.append(f"  {_format_bytes(h['bytes'])}  {path}{tag} on {p['place']}")
+    each = ", ".join(f"{place} {_format_bytes(b)}" for place, b in grew.items() if b > 0)
+    return (f"the test's host memory peaked at {_format_bytes(peak)} ({peak:,} bytes: {each}), "
+            f"over the limit of {_format_bytes(limit)} ({limit:,} bytes); at the peak held "
+            f"by:\n" + "\n".join(holders[:10]))
 
 
 def _op_failure(summary: Dict[str, Any], marker: Any) -> Optional[str]:

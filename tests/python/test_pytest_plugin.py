@@ -144,3 +144,33 @@ def test_a_pytorch_test_is_profiled_with_the_torch_bridge(tmp_path):
     """)
     assert outcomes == {"test_empty_is_over": "FAILED"}, result.stdout[-3000:]
     assert "aten::empty" in result.stdout and "(4,000 bytes)" in result.stdout
+
+
+HOST = """
+    import numpy as np
+    import pytest
+
+    @pytest.mark.limit_peak_memory("10 MB")
+    def test_numpy_over_the_host_limit_fails():
+        a = np.ones(13 * 1024 * 1024 // 8)  # 13 MiB of numpy, no framework allocator
+
+    @pytest.mark.limit_peak_memory("10 MB")
+    def test_numpy_under_the_host_limit_passes():
+        a = np.ones(1024 * 1024 // 8)
+
+    @pytest.mark.limit_peak_memory("1 MiB", place="cpu")
+    def test_a_misspelt_place_fails():
+        a = np.ones(4 * 1024 * 1024 // 8)
+"""
+
+
+def test_a_limit_without_place_is_the_tests_host_memory_numpy_included(tmp_path):
+    pytest.importorskip("numpy")
+    result, outcomes = pytest_run(tmp_path, HOST, env={"LD_PRELOAD": ""})
+    assert outcomes == {"test_numpy_over_the_host_limit_fails": "FAILED",
+                        "test_numpy_under_the_host_limit_passes": "PASSED",
+                        "test_a_misspelt_place_fails": "FAILED"}, result.stdout[-3000:]
+    out = result.stdout
+    assert re.search(r"the test's host memory peaked at 13\.\d\d MiB \(13,6\d\d,\d\d\d bytes: "
+                     r"native 13\.\d\d MiB\), over the limit of 10\.00 MiB", out), out[-3000:]
+    assert "the place 'cpu' saw no allocation in this test" in out
