@@ -13,6 +13,18 @@ import paddle_prof
 PRELOAD = os.path.join(os.path.dirname(paddle_prof.__file__), 'libpaddle_prof_preload.so')
 pytestmark = pytest.mark.skipif(not os.path.exists(PRELOAD), reason='no preload library built')
 
+
+def run_native(tmp_path, source):
+    """Runs `source` under `run --native` with a profile path; its result and summary."""
+    script = tmp_path / 'script.py'
+    script.write_text(textwrap.dedent(source))
+    profile = tmp_path / 'p.json'
+    result = subprocess.run([sys.executable, '-m', 'paddle_prof', 'run', '--native',
+                             '--profile-path', str(profile), '--', str(script)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result, json.loads((tmp_path / 'p.json.summary.json').read_text())
+
 SCRIPT = '''
     import ctypes, subprocess, sys, threading
     import paddle_prof
@@ -207,8 +219,7 @@ def test_native_memory_a_worker_thread_allocates_in_an_ops_parallel_region_is_th
     library = tmp_path / 'libregion.so'
     subprocess.run(['gcc', '-O1', '-fopenmp', '-shared', '-fPIC', str(source), '-o',
                     str(library)], check=True, timeout=120)
-    script = tmp_path / 'script.py'
-    script.write_text(textwrap.dedent(f'''
+    result, summary = run_native(tmp_path, f'''
         import ctypes
         import paddle_prof
         lib = ctypes.CDLL({str(library)!r})
@@ -217,13 +228,7 @@ def test_native_memory_a_worker_thread_allocates_in_an_ops_parallel_region_is_th
         with paddle_prof.record_event('outer'):
             with paddle_prof.record_event('parallel_op'):
                 lib.region(1, 4, 1 << 20)
-    '''))
-    profile = tmp_path / 'p.json'
-    result = subprocess.run([sys.executable, '-m', 'paddle_prof', 'run', '--native',
-                             '--profile-path', str(profile), '--', str(script)],
-                            capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    summary = json.loads((tmp_path / 'p.json.summary.json').read_text())
+    ''')
     rows = {e['name']: e for e in summary['events']}
     # The starting thread's block is the op's as it always was; the other three are
     # the workers'.
@@ -264,14 +269,7 @@ PEAK_INSIDE_AN_INTERVAL = '''
 
 
 def test_native_peak_is_exact_inside_intervals_and_its_holders_add_up(tmp_path):
-    script = tmp_path / 'script.py'
-    script.write_text(textwrap.dedent(PEAK_INSIDE_AN_INTERVAL))
-    profile = tmp_path / 'p.json'
-    result = subprocess.run([sys.executable, '-m', 'paddle_prof', 'run', '--native',
-                             '--profile-path', str(profile), '--', str(script)],
-                            capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    summary = json.loads((tmp_path / 'p.json.summary.json').read_text())
+    result, summary = run_native(tmp_path, PEAK_INSIDE_AN_INTERVAL)
     [place] = [p for p in summary['places'] if p['place'] == 'native']
     holders = {h['name']: h['bytes'] for h in place['at_peak']}
     assert holders['op'] == 30 << 20
@@ -285,19 +283,12 @@ def test_native_peak_is_exact_inside_intervals_and_its_holders_add_up(tmp_path):
 
 def test_a_numpy_scripts_native_peak_is_its_arrays(tmp_path):
     np = pytest.importorskip('numpy')
-    script = tmp_path / 'script.py'
-    script.write_text(textwrap.dedent('''
+    result, summary = run_native(tmp_path, '''
         import numpy as np
         a = np.ones(1_000_000)
         b = np.ones(3_000_000)
         del b
-    '''))
-    profile = tmp_path / 'p.json'
-    result = subprocess.run([sys.executable, '-m', 'paddle_prof', 'run', '--native',
-                             '--profile-path', str(profile), '--', str(script)],
-                            capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    summary = json.loads((tmp_path / 'p.json.summary.json').read_text())
+    ''')
     [place] = [p for p in summary['places'] if p['place'] == 'native']
     # Both arrays' buffers (8,000,000 and 24,000,000 bytes) were live at the peak, held by
     # no event (with the interpreter's own few blocks).
@@ -335,14 +326,7 @@ FORKED_WORKERS = '''
 
 
 def test_forked_children_track_their_own_native_memory_above_what_they_inherited(tmp_path):
-    script = tmp_path / 'script.py'
-    script.write_text(textwrap.dedent(FORKED_WORKERS))
-    profile = tmp_path / 'p.json'
-    result = subprocess.run([sys.executable, '-m', 'paddle_prof', 'run', '--native',
-                             '--profile-path', str(profile), '--', str(script)],
-                            capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    summary = json.loads((tmp_path / 'p.json.summary.json').read_text())
+    result, summary = run_native(tmp_path, FORKED_WORKERS)
     assert not [w for w in summary['warnings'] if 'without writing its profile' in w]
     children = [p for p in summary['places']
                 if p['place'].startswith('native') and p.get('process') not in
