@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <cstring>
 
 #include "paddle_prof/paddle_prof.h"
 #include "test_util.h"
@@ -16,9 +15,9 @@ namespace {
 
 using testing::Row;
 
-// Through a volatile pointer, so that the compiler keeps the calls as written.
-void* (*volatile g_malloc)(size_t) = &std::malloc;
-void (*volatile g_free)(void*) = &std::free;
+// Each block escapes here, so that the compiler keeps every call as written (it may drop
+// a malloc whose block is only written, then freed).
+void* volatile g_escaped = nullptr;
 
 TEST(InProcessNativeTest, ChargesEveryMallocOfTheWindowToItsEventOnNative) {
   EnableProfiler(ProfilerState::kCPU);
@@ -28,11 +27,12 @@ TEST(InProcessNativeTest, ChargesEveryMallocOfTheWindowToItsEventOnNative) {
   {
     RecordEvent op("native_op");
     void* freed = std::malloc(3 << 20);
-    std::memset(freed, 1, 3 << 20);
+    g_escaped = freed;
     kept = std::malloc(1 << 20);
-    std::memset(kept, 1, 1 << 20);
+    g_escaped = kept;
     std::free(freed);
     kept = std::realloc(kept, 2 << 20);  // a free plus an allocation
+    g_escaped = kept;
   }
   const Report report = DisableProfiler();
   internal::StopInProcessNative();
@@ -50,9 +50,9 @@ TEST(InProcessNativeTest, ChargesEveryMallocOfTheWindowToItsEventOnNative) {
   EnableProfiler(ProfilerState::kCPU);
   {
     RecordEvent op("plain_op");
-    void* block = g_malloc(1 << 20);
-    std::memset(block, 1, 1 << 20);
-    g_free(block);
+    void* block = std::malloc(1 << 20);
+    g_escaped = block;
+    std::free(block);
   }
   const Report plain = DisableProfiler();
   EXPECT_EQ(Row(plain, "plain_op").memory.count("native"), 0u);
