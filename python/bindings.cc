@@ -401,6 +401,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("start_native_tracking", &internal::StartInProcessNative);
   m.def("stop_native_tracking", &internal::StopInProcessNative);
   m.def("finish_child_profile_on_termination", &internal::FinishChildProfileOnTermination);
+  m.def("signal_named", &internal::SignalNamed, py::arg("name"));
   m.def("catch_snapshot_signal", &internal::CatchSnapshotSignalNamed, py::arg("name"));
   m.def("reset_profiler", [] {
     py::gil_scoped_release release;

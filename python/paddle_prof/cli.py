@@ -11,7 +11,6 @@ import argparse
 import builtins
 import io
 import os
-import signal
 import sys
 import traceback
 import types
@@ -212,16 +211,6 @@ def _preload_library() -> str:
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "libpaddle_prof_preload.so")
 
 
-def _signal_number(name: Optional[str]) -> Optional[int]:
-    if name is None:
-        return None
-    name = name.upper()
-    try:
-        return int(signal.Signals(name if name.startswith("SIG") else "SIG" + name))
-    except (KeyError, ValueError):
-        return None  # the program says what is wrong with it
-
-
 def _supervise(argv: List[str], options: argparse.Namespace) -> int:
     """Runs this command again in a child process, the program's, and reports its window
     from its capture if it ends without a report (run_supervisor.py). Under --native the
@@ -247,9 +236,10 @@ def _supervise(argv: List[str], options: argparse.Namespace) -> int:
             return
         _print_table(report)
 
+    # A name that is no signal: the program says so as it starts.
+    snapshot = _core.signal_named(options.snapshot_signal) if options.snapshot_signal else 0
     return run_supervisor.supervise([sys.executable, "-m", "paddle_prof", *argv], env,
-                                    options.capture, recover_window,
-                                    _signal_number(options.snapshot_signal))
+                                    options.capture, recover_window, snapshot or None)
 
 
 def _script_code(path: str) -> types.CodeType:

@@ -39,6 +39,7 @@
 //  - MergeSummaryFiles (merge_files.h): paddle_prof.merge() of paths and
 //    `python3 -m paddle_prof merge`;
 //  - ResumeNativeTracking (native_tracking.h): a followed forked child under run --native;
+//  - SignalNamed (caught_signals.h): run's supervisor passes the snapshot signal on;
 //  - StartInProcessNative, StopInProcessNative (in_process_native.h): profiler(native=True);
 //  - HtmlReport, HtmlPage (html_report.h): Report.to_html(), `python3 -m paddle_prof html`
 //    and the merge CLI's page, and the page of a summary text (tests draw edited ones);
@@ -50,6 +51,7 @@
 #include "block_kind.h"
 #include "call_stacks.h"
 #include "capture_reader.h"
+#include "caught_signals.h"
 #include "counter_memory.h"
 #include "enum_names.h"
 #include "flags.h"
