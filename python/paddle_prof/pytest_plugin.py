@@ -150,6 +150,13 @@ def _saw_nothing(summary: Dict[str, Any], places: List[str]) -> bool:
     return True
 
 
+def _holder_line(holder: Dict[str, Any]) -> str:
+    """One holder at a peak: its bytes, then its call path (or name) and tag."""
+    path = " > ".join(holder.get("path") or []) or holder["name"]
+    tag = f" {holder['tag']}" if holder.get("tag") else ""
+    return f"  {_format_bytes(holder['bytes'])}  {path}{tag}"
+
+
 def _peak_failure(summary: Dict[str, Any], marker: Any) -> Optional[str]:
     limit = parse_size(marker.kwargs.get("limit", marker.args[0] if marker.args else None))
     place = _marker_place(marker)
@@ -163,12 +170,7 @@ def _peak_failure(summary: Dict[str, Any], marker: Any) -> Optional[str]:
     peak = max((p["peak_bytes"] for p in places), default=0)
     if peak <= limit:
         return None
-    holders: List[str] = []
-    for p in places:
-        for h in p.get("at_peak") or []:
-            path = " > ".join(h.get("path") or []) or h["name"]
-            tag = f" {h['tag']}" if h.get("tag") else ""
-            holders.append(f"  {_format_bytes(h['bytes'])}  {path}{tag}")
+    holders = [_holder_line(h) for p in places for h in p.get("at_peak") or []]
     return (f"peak memory on {place} was {_format_bytes(peak)} ({peak:,} bytes), over the "
             f"limit of {_format_bytes(limit)} ({limit:,} bytes); at the peak held by:\n" +
             "\n".join(holders[:10]))
@@ -183,14 +185,9 @@ def _host_failure(summary: Dict[str, Any], limit: int) -> Optional[str]:
     peak = sum(max(0, b) for b in grew.values())
     if peak <= limit:
         return None
-    holders: List[str] = []
-    for p in sorted(places, key=lambda p: -grew[p["place"]]):
-        for h in p.get("at_peak") or []:
-            if h["name"] == "[before profiling]":
-                continue
-            path = " > ".join(h.get("path") or []) or h["name"]
-            tag = f" {h['tag']}" if h.get("tag") else ""
-            holders.append(f"  {_format_bytes(h['bytes'])}  {path}{tag} on {p['place']}")
+    holders = [f"{_holder_line(h)} on {p['place']}"
+               for p in sorted(places, key=lambda p: -grew[p["place"]])
+               for h in p.get("at_peak") or [] if h["name"] != "[before profiling]"]
     each = ", ".join(f"{place} {_format_bytes(b)}" for place, b in grew.items() if b > 0)
     return (f"the test's host memory peaked at {_format_bytes(peak)} ({peak:,} bytes: {each}), "
             f"over the limit of {_format_bytes(limit)} ({limit:,} bytes); at the peak held "
