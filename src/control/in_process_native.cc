@@ -294,11 +294,6 @@ void* OpenFromCallersPath(const char* file, int mode, const void* caller) {
   return nullptr;
 }
 
-int NoteLoaded(dl_phdr_info* info, size_t, void* data) {
-  static_cast<std::vector<uintptr_t>*>(data)->push_back(info->dlpi_addr);
-  return 0;
-}
-
 template <typename F>
 void Resolve(void* handle, F* out, const char* name) {
   *out = reinterpret_cast<F>(dlsym(handle, name));
@@ -404,11 +399,11 @@ void StopInProcessNative() {
   g_on = false;
   const int place = g_place.exchange(-1, std::memory_order_acq_rel);
   // Entries back, in the objects still loaded (one unloaded meanwhile took its table).
-  std::vector<uintptr_t> loaded;
-  dl_iterate_phdr(&NoteLoaded, &loaded);
+  std::vector<std::pair<std::string, uintptr_t>> loaded;
+  dl_iterate_phdr(&NoteObject, &loaded);
   for (auto p = g_patched->rbegin(); p != g_patched->rend(); ++p) {
     bool still = false;
-    for (uintptr_t base : loaded) still = still || base == p->object;
+    for (const auto& object : loaded) still = still || object.second == p->object;
     if (!still) continue;
     const void* hook = __atomic_load_n(p->slot, __ATOMIC_ACQUIRE);
     if (hook != p->original) Store(p->slot, p->original, p->read_only);

@@ -1,7 +1,7 @@
 // OpenMP parallel regions interposed (GOMP_parallel: `#pragma omp parallel` in torch's
 // intra-op pool, MKL's threaded BLAS, oneDNN), so that what a team's worker threads
 // allocate for an op is owned by the op open on the thread that started the region
-// (ThreadRecorder::LentOwner): an MKL sgemm's buffers, made on OpenMP workers where no
+// (LentOwner): an MKL sgemm's buffers, made on OpenMP workers where no
 // event is open, are held by the convolution that called it, not by [no event].
 //
 // The region's function is wrapped: each worker runs it with the op lent, then gets back
@@ -54,7 +54,7 @@ ParallelFn NextParallel() {
 struct Region {
   void (*fn)(void*);
   void* data;
-  ThreadRecorder::LentOwner owner;
+  LentOwner owner;
   pthread_t starter;
 };
 
@@ -64,7 +64,7 @@ void RunLent(void* arg) {
     region.fn(region.data);  // the starting thread has the op open itself
     return;
   }
-  const ThreadRecorder::LentOwner previous = ThreadRecorder::Lend(region.owner);
+  const LentOwner previous = ThreadRecorder::Lend(region.owner);
   region.fn(region.data);
   ThreadRecorder::Lend(previous);
 }
@@ -76,13 +76,14 @@ extern "C" __attribute__((visibility("default"))) void GOMP_parallel(void (*fn)(
                                                                      void* data,
                                                                      unsigned num_threads,
                                                                      unsigned flags) {
+  using paddle_prof::internal::LentOwner;
   using paddle_prof::internal::ThreadRecorder;
   const paddle_prof::internal::ParallelFn next = paddle_prof::internal::NextParallel();
   if (next == nullptr) {  // no OpenMP runtime to pass it to: a team of one
     fn(data);
     return;
   }
-  ThreadRecorder::LentOwner owner;
+  LentOwner owner;
   if (!ThreadRecorder::InnermostOpen(
           paddle_prof::internal::g_window.load(std::memory_order_acquire), &owner)) {
     next(fn, data, num_threads, flags);

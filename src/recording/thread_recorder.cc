@@ -279,7 +279,7 @@ void ThreadRecorder::SetOwner(uint64_t window, LiveBlock* block) {
   }
 }
 
-ThreadRecorder::LentOwner ThreadRecorder::Lend(const LentOwner& owner) {
+LentOwner ThreadRecorder::Lend(const LentOwner& owner) {
   const LentOwner previous = lent_;
   lent_ = owner;
   return previous;

@@ -69,7 +69,7 @@ struct RecorderCounters {
 };
 
 // An op open on one thread, lent to another (ThreadRecorder::Lend).
-struct LentScopeOwner {
+struct LentOwner {
   const char* name = nullptr;
   const char* tag = nullptr;
   uint64_t window = 0;  // the owner's names are valid while this window is open
@@ -178,7 +178,6 @@ class ThreadRecorder {
   // open are owned by that op, so that its live bytes, the holders at the peak and the
   // holders of growth name it; the worker's own figures ([no event]'s allocations, its
   // share of the place) count them as before, since a call's peak is per thread.
-  using LentOwner = LentScopeOwner;
   // Lends `owner` to the calling thread; returns what it had, to restore after. Out of
   // line, as InnermostOpen: the preload library calls them, and must reach this
   // library's thread-locals, not copies of its own.
