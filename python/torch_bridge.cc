@@ -20,6 +20,7 @@
 
 #include "torch_cpu_allocator.h"
 #include "torch_cuda_memory.h"
+#include "torch_ddp_buckets.h"
 #include "torch_memory_marks.h"
 #include "torch_module_calls.h"
 #include "torch_modules.h"
@@ -124,6 +125,7 @@ PYBIND11_MODULE(_torch_bridge, m) {
   AddModuleCallFunctions(m);
   m.def("end_module_backward", &EndModuleBackward);
   AddMemoryMarkFunctions(m);
+  AddDdpBucketFunctions(m);
   m.attr("PARAMETER") = py::int_(static_cast<int>(paddle_prof::internal::kParameterBlock));
   m.attr("GRADIENT") = py::int_(static_cast<int>(paddle_prof::internal::kGradientBlock));
   m.attr("OPTIMIZER_STATE") = py::int_(static_cast<int>(paddle_prof::internal::kOptimizerStateBlock));

@@ -47,6 +47,14 @@ bool AdoptStorage(const at::Tensor& tensor) {
   return tensor.defined() && tensor.has_storage() && AdoptStorage(tensor.storage());
 }
 
+}  // namespace
+
+bool MarkTensorBlock(const at::Tensor& tensor, uint8_t kind) {
+  return MarkStorage(tensor, kind) || (AdoptStorage(tensor) && MarkStorage(tensor, kind));
+}
+
+namespace {
+
 using WeakStorage = c10::weak_intrusive_ptr<c10::StorageImpl>;
 
 // The tensors of one list (a model's parameters, an optimizer's state), each with the

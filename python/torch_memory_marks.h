@@ -6,9 +6,16 @@
 #ifndef PADDLE_PROF_PYTHON_TORCH_MEMORY_MARKS_H_
 #define PADDLE_PROF_PYTHON_TORCH_MEMORY_MARKS_H_
 
+#include <ATen/core/Tensor.h>
 #include <pybind11/pybind11.h>
 
+#include <cstdint>
+
 namespace paddle_prof::torch_bridge {
+
+// Tells the block of `tensor`'s storage as `kind` (block_kind.h), adopting it first if
+// c10's own allocator made it; false if it has no block to track.
+bool MarkTensorBlock(const at::Tensor& tensor, uint8_t kind);
 
 // Adds set_tensor_type, categorize_memory, mark_tensors, TensorMarks and adopt_tensors
 // to `module`.

@@ -1,8 +1,8 @@
 """Memory categories under paddle_prof.torch.profiler: what the blocks are, told to the
 bridge by their storage. The parameters of the modules called in the window, their
-gradients and the state of the optimizers stepped in it are marked after each optimizer
-step, at each step's end and at the stop (a block keeps what it was told for its whole
-life); the tensors handed to a root module's forward are marked as they go in. The
+gradients, the state of the optimizers stepped in it and a DistributedDataParallel's
+gradient buckets are marked after each optimizer step, at each step's end and at the
+stop (a block keeps what it was told for its whole life); the tensors handed to a root module's forward are marked as they go in. The
 bridge keeps each list of tensors in C++ (TensorMarks, torch_memory_marks.cc), made
 again at the stop and when an optimizer's state grows, and tells only the storages that
 changed since its last scan. The report derives the other categories from when each
@@ -11,6 +11,7 @@ block lived (src/report/memory_categories.h).
 
 from __future__ import annotations
 
+import warnings
 import weakref
 from typing import Any, Iterable, List, Tuple
 
@@ -44,6 +45,26 @@ def mark_inputs(args: Tuple[Any, ...], kwargs: dict) -> None:
         _torch_bridge.mark_tensors(tensors, _torch_bridge.HANDED_TO_MODULE)
 
 
+_buckets_unreadable = False  # warned once a process
+
+
+def _mark_gradient_buckets(module: torch.nn.Module) -> None:
+    """A DistributedDataParallel's Reducer keeps the gradients of each bucket in a flat
+    tensor of its own, copied into the parameters' ``.grad`` after the all-reduce (or
+    their storage, with ``gradient_as_bucket_view``): gradient memory, which only the
+    Reducer holds."""
+    reducer = getattr(module, "reducer", None)
+    if reducer is None or not isinstance(module, torch.nn.parallel.DistributedDataParallel):
+        return
+    global _buckets_unreadable
+    if _torch_bridge.mark_ddp_buckets(reducer, _torch_bridge.GRADIENT) < 0 \
+            and not _buckets_unreadable:
+        _buckets_unreadable = True
+        warnings.warn("paddle_prof.torch: DistributedDataParallel's gradient buckets cannot "
+                      "be read from this torch build; they count as activation or other",
+                      stacklevel=3)
+
+
 class MemoryKinds:
     """The models and optimizers of one window, whose blocks it marks (scan)."""
 
@@ -62,6 +83,7 @@ class MemoryKinds:
         self._roots[module] = _torch_bridge.TensorMarks(
             [p for p in module.parameters() if id(p) not in held],
             _torch_bridge.PARAMETER, _torch_bridge.GRADIENT)
+        _mark_gradient_buckets(module)
 
     def note_gradients(self, module: torch.nn.Module) -> None:
         """``module.zero_grad()`` is about to free or zero these: its parameters and
@@ -106,5 +128,6 @@ class MemoryKinds:
             if fresh or self._roots[root].mark():  # or parameters it let go of: replaced
                 self.note_root(root)
                 self._roots[root].mark()
+            _mark_gradient_buckets(root)  # rebuilt at the second forward
         for optimizer in list(self._optimizers.keys()):
             self.scan_optimizer(optimizer)

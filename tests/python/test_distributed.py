@@ -62,10 +62,14 @@ def test_each_rank_names_the_users_module_inside_the_ddp_wrapper(two_ranks):
         assert user["type"] == "Linear" and user["params"] == 16 * 4 + 4
         assert user["calls"] == 5 and user["backward_ms"] > 0
         assert modules["DistributedDataParallel"]["depth"] == 0
-        # The user's Linear(16, 4), through the wrapper: its weight and bias, their
-        # gradients; plain SGD keeps no state.
-        end = next(p for p in summary["places"] if p["place"] == "CPU")["categories_end"]
-        assert (end["parameter"], end["gradient"], end["optimizer_state"]) == (272, 272, 0)
+        # The user's Linear(16, 4), through the wrapper: its weight and bias; their
+        # gradients, twice: in .grad and in the Reducer's bucket, rebuilt at the second
+        # forward; plain SGD keeps no state. Nothing outlives the steps as activation.
+        cpu = next(p for p in summary["places"] if p["place"] == "CPU")
+        end, peak = cpu["categories_end"], cpu["categories_at_peak"]
+        assert (end["parameter"], end["gradient"], end["optimizer_state"]) == (272, 544, 0)
+        assert end["activation"] == 0
+        assert (peak["parameter"], peak["gradient"]) == (272, 544)
         for step in summary["steps"]:
             assert step["phases_ms"]["forward"] > 0 and step["phases_ms"]["backward"] > 0
 
@@ -319,4 +323,6 @@ def test_torchrun_with_run_gives_each_rank_a_complete_profile(tmp_path):
         assert "DistributedDataParallel.module.0" in paths, paths
         cpu = next(p for p in summary["places"] if p["place"] == "CPU")
         assert cpu["categories_end"]["parameter"] == params
-        assert cpu["categories_end"]["gradient"] == params
+        # .grad, and the Reducer's bucket of the same size.
+        assert cpu["categories_end"]["gradient"] == 2 * params
+        assert cpu["categories_end"]["activation"] == 0
