@@ -155,6 +155,8 @@ def start_profiler(state: str = "CPU", *, follow_children: bool = True) -> None:
     """
     _check_state(state)
     if _core.is_enabled() and not _core.implicit_profiler_running():
+        if window_opened_by:
+            raise RuntimeError(f"a profiler is already running: {window_opened_by}")
         raise RuntimeError("a profiler is already running: stop it first "
                            "(paddle_prof.stop_profiler(), or leave its with-block)")
     if _core.implicit_profiler_running():
@@ -165,6 +167,10 @@ def start_profiler(state: str = "CPU", *, follow_children: bool = True) -> None:
     _core.enable_profiler(state)
     _core.set_follow_children(bool(follow_children))
 
+
+# Who opened the running window, when not the program itself (the pytest plugin): said
+# to a program whose own profiler cannot start beside it.
+window_opened_by = ""
 
 # What run's implicit window installed beside it (paddle_prof.torch's hooks): each is
 # called with stopping=True as the window is about to stop, False as the program's own

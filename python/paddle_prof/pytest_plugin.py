@@ -19,8 +19,9 @@ torch is imported, else paddle_prof.profiler. ``limit_peak_memory`` without ``pl
 limits the test's host memory: what it allocates on every host place (every malloc,
 tracked in-process with ``native=True``, and framework tensors on ``CPU`` and
 ``CUDA_PINNED``), each place's peak above where it started added up (the peak of the
-sum when one place moves, above it when several do). A marker whose place saw no
-allocation at all fails the test, saying so. Only one profiler runs at a time: a
+sum when one place moves, above it when several do); with ``place``, that place's peak
+above its start. A marker whose place saw no allocation at all, or whose op never ran,
+fails the test, saying so. Only one profiler runs at a time: a
 profiled test cannot open one itself (leave such a test unmarked and out of the
 baseline runs). Sizes are bytes (an int) or text: "24 MiB", "24MB", "1.5 GiB" (KB, MB, GB
 and TB are powers of 1,024, as KiB ... TiB).
@@ -28,6 +29,9 @@ and TB are powers of 1,024, as KiB ... TiB).
 
 from __future__ import annotations
 
+import difflib
+import hashlib
+import importlib
 import io
 import os
 import re
@@ -77,6 +81,14 @@ def pytest_addoption(parser: Any) -> None:
 
 
 def pytest_configure(config: Any) -> None:
+    # A wrong directory is one usage error, not a failure (or a silent pass) per test.
+    compare, save = config.option.paddle_prof_compare, config.option.paddle_prof_save
+    if compare and not os.path.isdir(compare):
+        raise pytest.UsageError(f"--paddle-prof-compare {compare}: no such directory (save "
+                                f"a baseline there first with --paddle-prof-save)")
+    if save and os.path.exists(save) and not os.path.isdir(save):
+        raise pytest.UsageError(f"--paddle-prof-save {save}: exists and is not a directory")
+    config._paddle_prof_unbaselined = []  # profiled tests with no baseline to compare to
     config.addinivalue_line(
         "markers", "limit_peak_memory(limit, place=None): fail the test when what it "
                    "allocates on the host (every malloc and tensor), or the place's peak "
@@ -86,9 +98,22 @@ def pytest_configure(config: Any) -> None:
                    "the op `name` peaks over `limit` (paddle_prof)")
 
 
+# Longest readable part of a baseline's file name: with the digest and ".summary.json",
+# well under the 255 bytes a file name may take.
+_NAME_LIMIT = 160
+
+
 def summary_file_name(nodeid: str) -> str:
-    """A file name for a test id: the characters a path may not hold become '_'."""
-    return re.sub(r"[^A-Za-z0-9_.\-\[\]=,]", "_", nodeid.replace("::", "."))
+    """A file name for a test id, one per id: the id with '::' as '.', when every other
+    character may stand in a file name; else with those characters as '_' (a path's '/'
+    too), cut to a readable length, and a digest of the whole id, so that ids that differ
+    only there (a/b, a_b, a:b) never share a file."""
+    readable = nodeid.replace("::", ".")
+    name = re.sub(r"[^A-Za-z0-9_.\-\[\]=,]", "_", readable)
+    if name == readable and len(name) <= _NAME_LIMIT:
+        return name
+    digest = hashlib.sha1(nodeid.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{name[:_NAME_LIMIT]}-{digest}"
 
 
 def _wanted(item: Any) -> bool:
@@ -126,13 +151,20 @@ def pytest_runtest_call(item: Any):
     profiler = _profiler(_needs_native(item))
     try:
         profiler.__enter__()
-    except RuntimeError as e:  # a profiler already runs: the test's own, say
+    except RuntimeError as e:  # a profiler already runs: one a fixture opened, say
         item._paddle_prof_error = f"not profiled: {e}"
         yield
         return
+    windows = importlib.import_module("paddle_prof.profiler")
+    windows.window_opened_by = (
+        "paddle_prof's pytest plugin profiles this test (a limit_peak_memory or "
+        "limit_op_memory marker, or --paddle-prof-save/--paddle-prof-compare), and a "
+        "profiled test cannot open a profiler of its own: leave it unmarked and out of "
+        "those runs")
     try:
         yield
     finally:
+        windows.window_opened_by = ""
         profiler.__exit__(None, None, None)
         item._paddle_prof_report = profiler.report
 
@@ -167,13 +199,16 @@ def _peak_failure(summary: Dict[str, Any], marker: Any) -> Optional[str]:
         seen = ", ".join(sorted({p["place"] for p in summary["places"]})) or "none"
         return (f"limit_peak_memory: the place {place!r} saw no allocation in this test, so "
                 f"its limit checks nothing (places seen: {seen})")
-    peak = max((p["peak_bytes"] for p in places), default=0)
+    # What the test allocated: the memory live as it started (a cache an earlier test
+    # filled) is not its own.
+    peak = max(p["peak_bytes"] - p["start_bytes"] for p in places)
     if peak <= limit:
         return None
-    holders = [_holder_line(h) for p in places for h in p.get("at_peak") or []]
-    return (f"peak memory on {place} was {_format_bytes(peak)} ({peak:,} bytes), over the "
-            f"limit of {_format_bytes(limit)} ({limit:,} bytes); at the peak held by:\n" +
-            "\n".join(holders[:10]))
+    holders = [_holder_line(h) for p in places for h in p.get("at_peak") or []
+               if h["name"] != "[before profiling]"]
+    return (f"peak memory on {place} was {_format_bytes(peak)} ({peak:,} bytes) above the "
+            f"test's start, over the limit of {_format_bytes(limit)} ({limit:,} bytes); at "
+            f"the peak held by:\n" + "\n".join(holders[:10]))
 
 
 def _host_failure(summary: Dict[str, Any], limit: int) -> Optional[str]:
@@ -198,10 +233,18 @@ def _op_failure(summary: Dict[str, Any], marker: Any) -> Optional[str]:
     name = marker.kwargs.get("name", marker.args[0] if marker.args else None)
     limit = parse_size(marker.kwargs.get("limit", marker.args[1] if len(marker.args) > 1 else None))
     place = marker.kwargs.get("place", marker.args[2] if len(marker.args) > 2 else None)
+    rows = [row for row in summary["events"] if row["name"] == name]
+    if not rows:
+        ran = sorted({row["name"] for row in summary["events"]})
+        close = difflib.get_close_matches(name, ran, n=3)
+        hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
+        return (f"limit_op_memory: no op named {name!r} ran in this test, so its limit "
+                f"checks nothing{hint}")
+    if place is not None and not any(place in (row.get("memory") or {}) for row in rows):
+        return (f"limit_op_memory: {name} allocated nothing on the place {place!r} in this "
+                f"test, so its limit checks nothing")
     over = []
-    for row in summary["events"]:
-        if row["name"] != name:
-            continue
+    for row in rows:
         for row_place, stats in (row.get("memory") or {}).items():
             if (place is None or row_place == place) and stats["peak_bytes"] > limit:
                 tag = f" {row['tag']}" if row.get("tag") else ""
@@ -232,7 +275,9 @@ def _checks(item: Any) -> List[str]:
         write_atomically(os.path.join(options.paddle_prof_save, name), report._native.to_json())
     if options.paddle_prof_compare:
         baseline = os.path.join(options.paddle_prof_compare, name)
-        if os.path.isfile(baseline):
+        if not os.path.isfile(baseline):
+            item.config._paddle_prof_unbaselined.append(item.nodeid)
+        else:
             import paddle_prof
             result = paddle_prof.diff(baseline, report, options.paddle_prof_time_threshold,
                                       options.paddle_prof_memory_threshold)
@@ -259,3 +304,14 @@ def pytest_runtest_makereport(item: Any, call: Any):
     error = getattr(item, "_paddle_prof_error", None)
     if error:
         report.sections.append(("paddle_prof", error))
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
+    missing = getattr(config, "_paddle_prof_unbaselined", [])
+    if missing:
+        terminalreporter.section("paddle_prof")
+        terminalreporter.write_line(
+            f"{len(missing)} profiled test(s) not compared: no baseline in "
+            f"{config.option.paddle_prof_compare} (save one with --paddle-prof-save):")
+        for nodeid in missing:
+            terminalreporter.write_line(f"  {nodeid}")

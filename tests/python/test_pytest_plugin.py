@@ -2,6 +2,7 @@
 test files with passing and failing tests: memory limits, a baseline saved then compared,
 and PyTorch tests profiled with the torch bridge."""
 
+import json
 import os
 import re
 import subprocess
@@ -24,7 +25,7 @@ def pytest_run(tmp_path, source, *args, env=None):
          "no:cacheprovider", "-v", str(test_file), *args],
         capture_output=True, text=True, timeout=300, cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": path, **(env or {})})
-    outcomes = dict(re.findall(r"test_subject\.py::(\w+) (PASSED|FAILED)", result.stdout))
+    outcomes = dict(re.findall(r"test_subject\.py::(\S+) (PASSED|FAILED)", result.stdout))
     return result, outcomes
 
 
@@ -37,7 +38,15 @@ def test_sizes_read_as_pytest_memray_users_write_them():
             parse_size(bad)
     with pytest.raises(TypeError):
         parse_size(1.5)
-    assert summary_file_name("tests/test_a.py::test_b[x-1]") == "tests_test_a.py.test_b[x-1]"
+    assert summary_file_name("test_a.py::test_b[x-1]") == "test_a.py.test_b[x-1]"
+    # A character a file name may not hold is '_', and a digest of the id keeps the name
+    # its own; a long id is cut, still with its digest.
+    names = {summary_file_name(f"test_c.py::test_c[{part}]") for part in ("a/b", "a_b", "a:b")}
+    assert len(names) == 3 and "test_c.py.test_c[a_b]" in names, names
+    assert all(re.fullmatch(r"test_c\.py\.test_c\[a_b\]-[0-9a-f]{12}", n)
+               for n in names - {"test_c.py.test_c[a_b]"}), names
+    long_name = summary_file_name("test_c.py::test_c[" + "x" * 300 + "]")
+    assert len(long_name) == 160 + 13 and long_name.startswith("test_c.py.test_c[xxx")
 
 
 SUBJECT = """
@@ -88,9 +97,9 @@ def test_limits_fail_the_tests_over_them_naming_what_held_the_memory(tmp_path):
         "test_a_failing_test_keeps_its_own_failure": "FAILED",
         "test_unmarked_is_not_profiled": "PASSED"}, result.stdout[-3000:]
     out = result.stdout
-    assert re.search(r"peak memory on CPU was 2\.00 MiB \(2,097,\d+ bytes\), over the limit "
-                     r"of 1\.00 MiB \(1,048,576 bytes\); at the peak held by:\n\s+2\.00 MiB\s+"
-                     r"make_big", out), out[-3000:]
+    assert re.search(r"peak memory on CPU was 2\.00 MiB \(2,097,\d+ bytes\) above the test's "
+                     r"start, over the limit of 1\.00 MiB \(1,048,576 bytes\); at the peak held "
+                     r"by:\n\s+2\.00 MiB\s+make_big", out), out[-3000:]
     assert "make_big on CPU: 2.00 MiB (2,097,152 bytes) in its largest call" in out
     assert "not a memory size: 'lots'" in out
     assert "AssertionError: its own" in out
@@ -174,3 +183,98 @@ def test_a_limit_without_place_is_the_tests_host_memory_numpy_included(tmp_path)
     assert re.search(r"the test's host memory peaked at 13\.\d\d MiB \(13,6\d\d,\d\d\d bytes: "
                      r"native 13\.\d\d MiB\), over the limit of 10\.00 MiB", out), out[-3000:]
     assert "the place 'cpu' saw no allocation in this test" in out
+
+
+CHECKS_NOTHING = """
+    import pytest
+    import paddle_prof
+
+    CACHE = []
+
+    def make(size):
+        with paddle_prof.record_event("make_big"):
+            return paddle_prof.empty((size,), "uint8")
+
+    @pytest.mark.limit_peak_memory("8 MiB", place="CPU")
+    def test_fills_a_cache():
+        CACHE.append(paddle_prof.empty((2 * 1024 * 1024,), "uint8"))
+
+    @pytest.mark.limit_peak_memory("1 MiB", place="CPU")
+    def test_after_the_cache_counts_only_its_own():
+        kept = make(4096)
+
+    @pytest.mark.limit_peak_memory("1 MiB", place="CUDA:0")
+    def test_a_place_that_saw_nothing_fails():
+        kept = make(4096)
+
+    @pytest.mark.limit_op_memory("make_bigg", "1 MiB")
+    def test_an_op_that_never_ran_fails():
+        kept = make(4096)
+
+    @pytest.mark.limit_op_memory("make_big", "1 MiB", place="CUDA:0")
+    def test_an_op_that_never_used_the_place_fails():
+        kept = make(4096)
+
+    @pytest.mark.limit_peak_memory("1 MiB")
+    def test_its_own_profiler_is_told_who_profiles():
+        with paddle_prof.profiler("CPU"):
+            pass
+"""
+
+
+def test_a_limit_that_checks_nothing_fails_and_one_counts_only_the_tests_memory(tmp_path):
+    result, outcomes = pytest_run(tmp_path, CHECKS_NOTHING, env={"LD_PRELOAD": ""})
+    assert outcomes == {
+        "test_fills_a_cache": "PASSED",
+        "test_after_the_cache_counts_only_its_own": "PASSED",  # the 2 MiB before it are not
+        "test_a_place_that_saw_nothing_fails": "FAILED",
+        "test_an_op_that_never_ran_fails": "FAILED",
+        "test_an_op_that_never_used_the_place_fails": "FAILED",
+        "test_its_own_profiler_is_told_who_profiles": "FAILED"}, result.stdout[-3000:]
+    out = result.stdout
+    assert "the place 'CUDA:0' saw no allocation in this test" in out
+    assert ("no op named 'make_bigg' ran in this test, so its limit checks nothing (did you "
+            "mean 'make_big'?)") in out
+    assert "make_big allocated nothing on the place 'CUDA:0' in this test" in out
+    assert "RuntimeError: a profiler is already running: paddle_prof's pytest plugin " \
+           "profiles this test" in out
+
+
+IDS = """
+    import pytest
+    import paddle_prof
+
+    @pytest.mark.parametrize("part", ["a/b", "a_b", "a:b", "x" * 300])
+    def test_c(part):
+        with paddle_prof.record_event("alloc"):
+            kept = paddle_prof.empty((len(part),), "uint8")
+"""
+
+
+def test_baselines_are_one_file_per_test_and_a_wrong_directory_is_one_usage_error(tmp_path):
+    baseline = tmp_path / "baseline"
+    saved, outcomes = pytest_run(tmp_path, IDS, "--paddle-prof-save", str(baseline))
+    assert saved.returncode == 0, saved.stdout[-3000:]
+    assert len(outcomes) == 4 and set(outcomes.values()) == {"PASSED"}, saved.stdout[-3000:]
+    files = sorted(p.name for p in baseline.iterdir())
+    assert len(files) == 4, files
+    # Each baseline is its own test's: the bytes its one allocation made.
+    peaks = sorted(
+        next(r for r in json.load(open(baseline / f))["events"] if r["name"] == "alloc")
+        ["memory"]["CPU"]["peak_bytes"] for f in files)
+    assert peaks == [3, 3, 3, 300]
+
+    for args, said in (
+            (("--paddle-prof-compare", str(tmp_path / "no_such_dir")),
+             f"--paddle-prof-compare {tmp_path / 'no_such_dir'}: no such directory"),
+            (("--paddle-prof-save", str(baseline / files[0])),
+             f"--paddle-prof-save {baseline / files[0]}: exists and is not a directory")):
+        wrong, outcomes = pytest_run(tmp_path, IDS, *args)
+        assert wrong.returncode == 4 and outcomes == {}, wrong.stdout[-2000:]
+        assert said in wrong.stderr, wrong.stderr[-2000:]
+
+    (baseline / files[0]).unlink()
+    compared, outcomes = pytest_run(tmp_path, IDS, "--paddle-prof-compare", str(baseline))
+    assert set(outcomes.values()) == {"PASSED"}, compared.stdout[-3000:]
+    assert (f"1 profiled test(s) not compared: no baseline in {baseline}"
+            in compared.stdout), compared.stdout[-3000:]
