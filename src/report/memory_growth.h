@@ -25,7 +25,9 @@ struct GrowingHolder {
   std::vector<std::string> path;  // the call path that allocated most, outermost first
 };
 
-// Tracked live bytes at step ends that rise as a trend, and who holds the rise.
+// Tracked live bytes at step ends that rise as a trend, held by events whose still-live
+// blocks were allocated in several steps (no warning when none is: what rose was made
+// once, or was freed before the window stopped).
 struct MemoryGrowth {
   std::string warning;  // "" when live memory does not grow over the steps
   size_t steps = 0;
@@ -36,11 +38,11 @@ struct MemoryGrowth {
 MemoryGrowth FindMemoryGrowth(const Collection& collection, CallPaths* paths = nullptr);
 
 // The process's resident memory rising as a trend over the steps, split into malloc's
-// heap in use (and of that, tracked), freed but kept by malloc, malloc's mappings, and
-// the rest. Each figure's rise is that of its floor (the least value of the last third
-// of the steps less that of the first): the swings of a program that allocates and
-// frees whole tensors do not count, nor does a warm-up (the floor must still rise after
-// the first third).
+// heap in use, freed but kept by malloc, malloc's mappings, and the rest, beside the
+// tracked places' live bytes. Each figure's rise is that of its floor (the least value
+// of the last third of the steps less that of the first): the swings of a program that
+// allocates and frees whole tensors do not count, nor does a warm-up (the floor must
+// still rise after the first third), nor a rise no wider than the swings within a third.
 struct ProcessGrowth {
   std::string warning;  // "" when resident memory does not grow
   size_t steps = 0;
