@@ -26,29 +26,31 @@ constexpr int kDepth = 64;
 thread_local OpenCall t_calls[kDepth];
 thread_local int t_depth = 0;
 
-// (root, module) -> the module's index as that root names it. Weak references tell a
-// live entry from one whose addresses a new object took.
+// (the calling module's index, module) -> the module's index as that caller names it:
+// the call's path is its caller's and the name the caller holds it by, so one module
+// held as `l1` by the root and as `0` by `seq` has a path for each. A root call's caller
+// is kRoot; a call under a caller without an index, kUnnamedCaller. A weak reference
+// tells a live entry from one whose address a new object took.
+constexpr int kRoot = -1;
+constexpr int kUnnamedCaller = -2;
 struct Named {
-  PyObject* root;    // weak references, owned
-  PyObject* module;
+  PyObject* module;  // a weak reference, owned
   int index;
 };
 struct PairHash {
-  size_t operator()(const std::pair<PyObject*, PyObject*>& p) const {
-    return std::hash<PyObject*>()(p.first) * 31 + std::hash<PyObject*>()(p.second);
+  size_t operator()(const std::pair<int, PyObject*>& p) const {
+    return std::hash<PyObject*>()(p.second) * 31 + std::hash<int>()(p.first);
   }
 };
-using NameCache = std::unordered_map<std::pair<PyObject*, PyObject*>, Named, PairHash>;
+using NameCache = std::unordered_map<std::pair<int, PyObject*>, Named, PairHash>;
 NameCache& Names() {
   static NameCache* names = new NameCache;  // leaked: calls may end during exit
   return *names;
 }
-PyObject* g_namer = nullptr;  // owned; namer(module, root, parent_index) -> index
+// Owned; namer(module, root, parent_index, parent_module) -> index.
+PyObject* g_namer = nullptr;
 
-void Forget(Named& named) {
-  Py_XDECREF(named.root);
-  Py_XDECREF(named.module);
-}
+void Forget(Named& named) { Py_XDECREF(named.module); }
 
 bool Alive(PyObject* reference, PyObject* object) {
   return reference != nullptr && PyWeakref_GetObject(reference) == object;
@@ -57,16 +59,20 @@ bool Alive(PyObject* reference, PyObject* object) {
 // The module's index, from the cache or else from the namer; -1 when it has none. A
 // namer that raises is reported as unraisable, once for the pair in the window: the
 // program's call goes on unrecorded.
-int IndexOf(PyObject* module, PyObject* root, int parent) {
-  const std::pair<PyObject*, PyObject*> key(root, module);
+// `caller`: the open call the module is called in, or null for a root.
+int IndexOf(PyObject* module, PyObject* root, const OpenCall* caller) {
+  const int parent = caller != nullptr ? caller->index : -1;
+  const std::pair<int, PyObject*> key(
+      caller == nullptr ? kRoot : (parent >= 0 ? parent : kUnnamedCaller), module);
   NameCache& names = Names();
   if (const auto it = names.find(key); it != names.end()) {
-    if (Alive(it->second.root, root) && Alive(it->second.module, module)) return it->second.index;
+    if (Alive(it->second.module, module)) return it->second.index;
     Forget(it->second);
     names.erase(it);
   }
   if (g_namer == nullptr) return -1;
-  PyObject* result = PyObject_CallFunction(g_namer, "OOi", module, root, parent);
+  PyObject* result = PyObject_CallFunction(g_namer, "OOiO", module, root, parent,
+                                           caller != nullptr ? caller->module : Py_None);
   int index = -1;
   if (result != nullptr) index = static_cast<int>(PyLong_AsLong(result));
   Py_XDECREF(result);
@@ -74,8 +80,8 @@ int IndexOf(PyObject* module, PyObject* root, int parent) {
     PyErr_WriteUnraisable(g_namer);
     index = -1;
   }
-  Named named{PyWeakref_NewRef(root, nullptr), PyWeakref_NewRef(module, nullptr), index};
-  if (named.root == nullptr || named.module == nullptr) {  // not weakly referable: no cache
+  Named named{PyWeakref_NewRef(module, nullptr), index};
+  if (named.module == nullptr) {  // not weakly referable: no cache
     PyErr_Clear();
     Forget(named);
     return index;
@@ -91,8 +97,7 @@ int IndexOf(PyObject* module, PyObject* root, int parent) {
 PyObject* EnterCall(PyObject* /*self*/, PyObject* module) {
   if (!IsProfilerEnabled() || t_depth == kDepth) return PyLong_FromLong(-1);
   PyObject* root = t_depth > 0 ? t_calls[0].module : module;
-  const int parent = t_depth > 0 ? t_calls[t_depth - 1].index : -1;
-  const int index = IndexOf(module, root, parent);
+  const int index = IndexOf(module, root, t_depth > 0 ? &t_calls[t_depth - 1] : nullptr);
   t_calls[t_depth] = {module, index, index >= 0 ? EnterModule(index) : -1};
   return PyLong_FromLong(t_depth++);
 }
@@ -131,8 +136,8 @@ PyMethodDef kFunctions[] = {
     {"exit_call", ExitCall, METH_O,
      "exit_call(depth): closes the call entered at depth and every call above it"},
     {"set_module_namer", SetModuleNamer, METH_O,
-     "set_module_namer(namer): namer(module, root, parent_index) -> index names a call "
-     "the cache does not know; None: no new names"},
+     "set_module_namer(namer): namer(module, root, parent_index, parent_module) -> index "
+     "names a call the cache does not know; None: no new names"},
     {"forget_module_names", ForgetModuleNames, METH_NOARGS,
      "forget_module_names(): empties the cache of names (each window registers its own)"},
 };

@@ -1,5 +1,8 @@
 #include "torch_modules.h"
 
+#include <ATen/SequenceNumber.h>
+
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <optional>
@@ -46,6 +49,7 @@ struct ModuleStacks {
   struct Open {
     int module = -1;
     std::optional<RecordEvent> event;
+    int64_t first_seq = 0;  // the thread's next sequence number as a forward call opened
   };
   Open forward[kDepth];
   int forward_depth = 0;
@@ -122,13 +126,27 @@ int EnterModule(int index) {
   ModuleStacks::Open& open = s->forward[s->forward_depth++];
   open.module = index;
   open.event.emplace(ModuleAt(index)->forward.c_str());  // kept for good: not interned
+  open.first_seq = static_cast<int64_t>(at::sequence_number::peek());
   return depth;
 }
 
 void ExitModule(int depth) {
   ModuleStacks* s = internal::ThreadOwned<ModuleStacks>(/*make=*/false);
   if (s == nullptr || depth < 0) return;
-  while (s->forward_depth > depth) s->forward[--s->forward_depth].event.reset();
+  // The autograd nodes the call made with no op to note them (a scripted module's
+  // DifferentiableGraph makes its node in the graph executor) are its own: the sequence
+  // numbers taken during the call that no op or inner call noted. Inner calls close
+  // first, so each number goes to the innermost call open as it was taken.
+  const int64_t next_seq = static_cast<int64_t>(at::sequence_number::peek());
+  while (s->forward_depth > depth) {
+    ModuleStacks::Open& open = s->forward[--s->forward_depth];
+    for (int64_t seq = std::max(open.first_seq, next_seq - ModuleStacks::kTrail); seq < next_seq;
+         ++seq) {
+      ModuleStacks::Noted& noted = s->trail[seq % ModuleStacks::kTrail];
+      if (noted.seq != seq) noted = {seq, open.module};
+    }
+    open.event.reset();
+  }
 }
 
 void EndModuleBackward() {

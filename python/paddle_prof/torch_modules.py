@@ -3,8 +3,11 @@
 ``nn.Module: <path>.backward``, so that ops nest under the layer that ran them.
 
 ``<path>`` is the root module's class name and the attribute path from it
-(``ResNet.layer1.0.conv1``); a root is a module called while no other module's forward
-is open on the thread. While a window is open, Module.__call__ names each call and has
+(``ResNet.layer1.0.conv1``), each step the name under which the calling module holds the
+called one: a module shared as ``l1`` and ``seq[0]`` is ``Net.l1`` when the root calls it
+and ``Net.seq.0`` when ``seq`` does, and one the caller holds under two names is
+``Net.{l1,l2}``. A root is a module called while no other module's forward is open on
+the thread. While a window is open, Module.__call__ names each call and has
 the bridge open and close its event (torch_module_calls.cc); the bridge opens the backward
 events around the autograd nodes of each module's ops.
 """
@@ -36,6 +39,22 @@ def _register(module: torch.nn.Module, path: str, parent: int) -> int:
                                          param_bytes)
 
 
+def _held_as(caller: torch.nn.Module, module: torch.nn.Module) -> str:
+    """The name under which ``caller`` holds ``module``: its attribute, or the shortest
+    attribute path to it (a caller that calls a grandchild); each, as ``{l1,l2}``, where
+    it holds the module under several; the module's type for one it does not hold (made
+    or passed in during the forward)."""
+    names = [name for name, child in caller._modules.items() if child is module]
+    if not names:
+        paths = [name for name, m in caller.named_modules(remove_duplicate=False)
+                 if m is module and name]
+        shortest = min((p.count(".") for p in paths), default=0)
+        names = [p for p in paths if p.count(".") == shortest]
+    if not names:
+        return type(module).__name__
+    return names[0] if len(names) == 1 else "{" + ",".join(names) + "}"
+
+
 class ModuleEvents:
     """Records module calls for one profiling window (install) until remove().
 
@@ -48,19 +67,17 @@ class ModuleEvents:
         self._original_call: Optional[Any] = None
         self._kinds = kinds  # told of each root, whose parameters it marks
 
-    def _name(self, module: torch.nn.Module, root: torch.nn.Module, parent: int) -> int:
-        """The bridge index of ``module`` called under ``root``, inside the call of
-        module ``parent`` (-1: none, or one past the bridge's bound)."""
-        if module is root:
+    def _name(self, module: torch.nn.Module, root: torch.nn.Module, parent: int,
+              caller: Optional[torch.nn.Module]) -> int:
+        """The bridge index of ``module`` called under ``root`` by the module ``caller``
+        (None: ``module`` is the root), whose call has the index ``parent`` (-1: none, or
+        one past the bridge's bound)."""
+        if caller is None:
             path, parent = type(root).__name__, -1
             self._kinds.note_root(root)
         else:
-            # The attribute path from the root; a module that is not the root's (made or
-            # passed in during the forward) is named under the module that called it.
-            attribute = next((n for n, m in root.named_modules() if m is module), None)
             parent_path = self._paths.get(parent, type(root).__name__)
-            path = (f"{type(root).__name__}.{attribute}" if attribute
-                    else f"{parent_path}.{type(module).__name__}")
+            path = f"{parent_path}.{_held_as(caller, module)}"
         index = _register(module, path, parent)
         if index >= 0:
             self._paths[index] = path

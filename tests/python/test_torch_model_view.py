@@ -299,15 +299,15 @@ def test_a_module_that_cannot_be_named_runs_unrecorded(monkeypatch):
     class Odd(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.lin = torch.nn.Linear(2, 2)
+            self.box = torch.nn.ModuleDict({"lin": torch.nn.Linear(2, 2)})
 
         def named_modules(self, *args, **kwargs):
-            if not args and not kwargs:  # as naming a child walks them
+            if kwargs == {"remove_duplicate": False}:  # as naming a grandchild walks them
                 raise RuntimeError("no walking here")
             return super().named_modules(*args, **kwargs)
 
         def forward(self, x):
-            return self.lin(x)
+            return self.box["lin"](x)  # held by a child: found by a walk
 
     model = Odd()
     seen = []  # reported, not raised into the program
@@ -330,3 +330,46 @@ def test_a_module_made_where_a_dead_one_was_gets_its_own_name():
     calls = {m.path: m.calls for m in prof.report.modules}
     assert calls == {"Sequential": 10, "Sequential.0": 10, "Block": 10, "Block.fc1": 10,
                      "Block.fc2": 10}
+
+
+def test_a_shared_module_is_named_by_the_module_that_calls_it():
+    class Shared(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l1 = torch.nn.Linear(4, 4)
+            self.l2 = self.l1  # one module, held under two names
+            self.seq = torch.nn.Sequential(self.l1, torch.nn.ReLU())
+
+        def forward(self, x):
+            return self.seq(self.l2(self.l1(x)))
+
+    model = Shared()
+    with paddle_prof.torch.profiler("CPU", stream=io.StringIO()) as prof:
+        for _ in range(2):
+            model(torch.ones(4))
+    calls = {m.path: m.calls for m in prof.report.modules}
+    assert calls == {"Shared": 2, "Shared.{l1,l2}": 4, "Shared.seq": 2, "Shared.seq.0": 2,
+                     "Shared.seq.1": 2}, calls
+    seq = next(m for m in prof.report.modules if m.path == "Shared.seq")
+    assert seq.params == 4 * 4 + 4
+
+
+def test_a_scripted_submodule_has_a_backward_for_every_backward_pass():
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.jit.script(torch.nn.Sequential(torch.nn.Linear(4, 4),
+                                                          torch.nn.ReLU()))
+            self.b = torch.nn.Linear(4, 1)
+
+        def forward(self, x):
+            return self.b(self.a(x))
+
+    model, x = Net(), torch.randn(2, 4, requires_grad=True)
+    with paddle_prof.torch.profiler("CPU", stream=io.StringIO()) as prof:
+        for _ in range(3):  # profiled, then run as one differentiable graph
+            model(x).sum().backward()
+    rows = {e.name: e.calls for e in prof.report.events}
+    for path in ("Net", "Net.a", "Net.b"):
+        assert rows[f"nn.Module: {path}"] == 3, rows
+        assert rows[f"nn.Module: {path}.backward"] == 3, rows
