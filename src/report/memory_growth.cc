@@ -1,6 +1,7 @@
 #include "memory_growth.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <string_view>
@@ -67,20 +68,26 @@ int64_t FloorRise(const std::vector<int64_t>& v, size_t from_third = 0) {
   return floor(v.size() - third, v.size()) - floor(start, end);
 }
 
-// The widest swing within a third of the series (its first, middle or last): how far
-// the figure moves from step to step by itself, a whole tensor's pages or a free list
-// trimmed. A floor that rose by no more than that may be where the swings happened to
-// land (a flat loop of 10 steps read a 2 MiB rise against 8 MiB swings).
+// How far the series strays from its least-squares line at most: the swings a figure
+// makes by itself from step to step (a whole tensor's pages, a free list trimmed), or
+// the bend of a warm-up that levels off. A floor that rose by no more than twice that
+// may be where the swings happened to land (a flat loop of 10 steps read a 4 MiB rise
+// among swings of 3 MiB either way).
 int64_t Swing(const std::vector<int64_t>& v) {
-  const size_t third = std::max<size_t>(v.size() / 3, 1);
-  int64_t widest = 0;
-  for (size_t begin = 0; begin < v.size(); begin += third) {
-    const auto [low, high] = std::minmax_element(
-        v.begin() + static_cast<std::ptrdiff_t>(begin),
-        v.begin() + static_cast<std::ptrdiff_t>(std::min(begin + third, v.size())));
-    widest = std::max(widest, *high - *low);
+  const double n = static_cast<double>(v.size());
+  double mean_x = (n - 1) / 2.0, mean_y = 0, covariance = 0, variance = 0;
+  for (const int64_t y : v) mean_y += static_cast<double>(y) / n;
+  for (size_t i = 0; i < v.size(); ++i) {
+    covariance += (i - mean_x) * (static_cast<double>(v[i]) - mean_y);
+    variance += (i - mean_x) * (i - mean_x);
   }
-  return widest;
+  const double slope = variance > 0 ? covariance / variance : 0;
+  double widest = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const double line = mean_y + slope * (i - mean_x);
+    widest = std::max(widest, std::abs(static_cast<double>(v[i]) - line));
+  }
+  return static_cast<int64_t>(widest);
 }
 
 }  // namespace
@@ -211,7 +218,7 @@ ProcessGrowth FindProcessGrowth(const Collection& c) {
   ProcessGrowth growth;
   // A trend whose floor rose, and still rose after the first third: not a warm-up.
   if (!GrowsAsATrend(rss, kMinResidentRise) || FloorRise(rss) < kMinResidentRise ||
-      FloorRise(rss, /*from_third=*/1) < kMinResidentRise / 2 || FloorRise(rss) <= Swing(rss) ||
+      FloorRise(rss, /*from_third=*/1) < kMinResidentRise / 2 || FloorRise(rss) <= 2 * Swing(rss) ||
       series("heap_in_use_bytes").empty()) {
     return growth;
   }

@@ -42,7 +42,8 @@ MemoryGrowth FindMemoryGrowth(const Collection& collection, CallPaths* paths = n
 // tracked places' live bytes. Each figure's rise is that of its floor (the least value
 // of the last third of the steps less that of the first): the swings of a program that
 // allocates and frees whole tensors do not count, nor does a warm-up (the floor must
-// still rise after the first third), nor a rise no wider than the swings within a third.
+// still rise after the first third), nor a rise no more than twice as far as the figure
+// strays from its trend line.
 struct ProcessGrowth {
   std::string warning;  // "" when resident memory does not grow
   size_t steps = 0;

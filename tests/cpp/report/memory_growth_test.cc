@@ -240,8 +240,8 @@ TEST(ProcessGrowthWarningTest, BreaksTheResidentGrowthIntoItsParts) {
 }
 
 TEST(ProcessGrowthWarningTest, ARiseNoWiderThanTheSwingsIsNotGrowth) {
-  // A flat loop's resident memory, swinging by 8 MiB as malloc trims its free lists: its
-  // floor happened to land 2 MiB higher in the last third.
+  // A flat loop's resident memory (measured, in MiB), swinging as malloc trims its free
+  // lists: its floor happened to land 2 MiB higher in the last third.
   const int64_t mib = 1 << 20;
   const std::vector<int64_t> rss = {264, 266, 270, 265, 263, 265, 266, 270, 266, 266};
   std::vector<Figures> process;
