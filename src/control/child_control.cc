@@ -1,9 +1,12 @@
 // The children a window follows (child_profiles.h): where they write, the quiet profile
 // a child keeps of itself, what the parent merges as it stops, and fork(): the
 // library's locks held across it, and the child's window made its own.
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <mutex>
 #include <optional>
@@ -106,6 +109,18 @@ bool LeaveTheParentsWindowInChild() {
   return follow;
 }
 
+// A fork of a window that follows children: the child writes a byte here once its
+// marker is written, and the parent waits for it (or for the pipe to close: the child
+// died first, or fork failed), so that a window stopped right after the fork knows the
+// child. Set while control.mu is held across the fork.
+int g_marker_pipe[2] = {-1, -1};
+// Past this, a parent goes on without knowing its child: never hung by one.
+constexpr int kMarkerWaitMs = 5000;
+
+void CloseMarkerPipeEnd(int end) {
+  if (g_marker_pipe[end] >= 0) close(std::exchange(g_marker_pipe[end], -1));
+}
+
 // fork() copies a lock another thread holds as held, forever, in the child: the fork
 // waits until each of the library's locks is free and holds them across it, in the
 // order they nest (the profiler's outermost). The parent settles where a child of the
@@ -117,6 +132,7 @@ void LockAllForFork() {
   if (g_window.load(std::memory_order_relaxed) != 0 && control.follow_children) {
     NativeGuard profiler_memory;
     ChildrenDirLocked(control);
+    if (pipe2(g_marker_pipe, O_CLOEXEC) != 0) g_marker_pipe[0] = g_marker_pipe[1] = -1;
   }
   LockCaptureNamesForFork();
   LockGpuTracerForFork();
@@ -139,7 +155,20 @@ void UnlockAllAfterFork() {
   UnlockCaughtSignalsAfterFork();
 }
 
+// The parent's side of fork(): the locks freed, then the child's marker waited for.
+void AfterForkInParent() {
+  CloseMarkerPipeEnd(1);  // while control.mu is held: another fork's pipe is not made yet
+  const int told = std::exchange(g_marker_pipe[0], -1);
+  UnlockAllAfterFork();
+  if (told < 0) return;
+  pollfd wait{told, POLLIN, 0};
+  while (poll(&wait, 1, kMarkerWaitMs) < 0 && errno == EINTR) {
+  }
+  close(told);
+}
+
 void AfterForkInChild() {
+  CloseMarkerPipeEnd(0);
   Control& control = GetControl();
   const bool captured = control.capture != nullptr;
   if (captured) g_capture.store(nullptr, std::memory_order_release);
@@ -161,10 +190,14 @@ void AfterForkInChild() {
     control.first_window = control.last_window;
     control.enable_unix_ns = control.start_unix_ns;
   }
+  if (g_marker_pipe[1] >= 0) {
+    [[maybe_unused]] const ssize_t told = write(g_marker_pipe[1], "m", 1);
+    CloseMarkerPipeEnd(1);
+  }
 }
 
 const bool g_fork_hook = [] {
-  pthread_atfork(LockAllForFork, UnlockAllAfterFork, AfterForkInChild);
+  pthread_atfork(LockAllForFork, AfterForkInParent, AfterForkInChild);
   return true;
 }();
 

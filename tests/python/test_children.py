@@ -333,3 +333,28 @@ def test_a_spawned_child_ended_by_sigterm_still_writes_its_profile(tmp_path):
             print('exitcode', child.exitcode, [(p.role, p.calls) for p in prof.report.processes])
     ''', args=[str(tmp_path / 'p.json')])
     assert "exitcode -15 [('child', 1)]" in result.stdout, result.stdout
+
+
+def test_a_child_forked_just_before_the_stop_is_always_named(tmp_path):
+    # The window stops as soon as fork() returns in the parent, 20 times: each child is
+    # named (its marker written before the parent goes on), none missed.
+    result = run_script(tmp_path, '''
+        import io, json, os, sys
+        import paddle_prof
+
+        missed = []
+        for i in range(20):
+            go_r, go_w = os.pipe()
+            with paddle_prof.profiler('CPU', profile_path=f'{sys.argv[1]}{i}.json',
+                                      stream=io.StringIO()) as prof:
+                pid = os.fork()
+                if pid == 0:
+                    os.read(go_r, 1)  # until the parent's window has stopped
+                    os._exit(0)
+            os.write(go_w, b'g')
+            os.waitpid(pid, 0)
+            if not any(f'child {pid} is still running' in w for w in prof.report.warnings):
+                missed.append((pid, prof.report.warnings))
+        print(json.dumps(missed))
+    ''', args=[str(tmp_path / 'p')])
+    assert json.loads(result.stdout.splitlines()[-1]) == []
