@@ -300,14 +300,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     if not options.no_torch:
         torch_on_import.install_when_imported(options.state)
     sys.argv = [options.script] + options.args
-    exit_code = 0
     try:
         _run_as_main(code, options.script)
-    except SystemExit as e:
-        exit_code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     finally:
         # The script may have opened its own profiler, which replaced this one.
         if _core.implicit_profiler_running():
             end_implicit_window(stopping=True)
             stop_profiler(options.sorted_key, options.profile_path, per_thread=options.per_thread)
-    return exit_code
+    # The script's SystemExit, if it raised one, goes on to the interpreter, which ends
+    # this process as it would have ended the script (sys.exit("message") printed, 1).
+    return 0

@@ -55,16 +55,35 @@ def test_run_yields_to_a_script_that_opens_its_own_profiler(tmp_path):
     assert 'before_own_profiler' not in result.stdout
 
 
-def test_run_keeps_the_scripts_exit_code_and_still_reports(tmp_path):
-    result = run(tmp_path, '''
+# sys.exit's argument: the exit status and stderr python3 ends with.
+EXITS = {
+    '"fatal: bad config"': (1, 'fatal: bad config\n'),
+    'None': (0, ''),
+    '3': (3, ''),
+    'Message()': (1, 'custom message\n'),  # any other object: its str(), then 1
+    "['a', 1]": (1, "['a', 1]\n"),
+}
+
+
+@pytest.mark.parametrize('argument', EXITS)
+def test_run_ends_as_python_on_sys_exit_and_still_reports(tmp_path, argument):
+    result = run(tmp_path, f'''
         import sys
         import paddle_prof
+
+        class Message:
+            def __str__(self):
+                return 'custom message'
+
         with paddle_prof.record_event('exiting_op'):
             pass
-        sys.exit(3)
+        sys.exit({argument})
     ''')
-    assert result.returncode == 3
-    assert 'exiting_op' in result.stdout
+    assert (result.returncode, result.stderr) == EXITS[argument]
+    assert re.search(r'\nexiting_op +1 ', result.stdout), result.stdout
+    python = subprocess.run([sys.executable, str(tmp_path / 'script.py')],
+                            capture_output=True, text=True, timeout=60)
+    assert (python.returncode, python.stderr) == EXITS[argument]
 
 
 def summary_calls(path):
