@@ -1,4 +1,4 @@
-"""``python3 -m paddle_prof run``: profile a Python script without touching it;
+"""``python3 -m paddle_prof run``: profile a Python script or module without touching it;
 ``python3 -m paddle_prof recover``: the report of one killed before it stopped;
 ``python3 -m paddle_prof merge``: the profiles of several processes or ranks as one;
 ``python3 -m paddle_prof html``: a profile (or several, merged) as an HTML page;
@@ -11,10 +11,11 @@ import argparse
 import builtins
 import io
 import os
+import runpy
 import sys
 import traceback
 import types
-from typing import List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from paddle_prof import _core, children, run_supervisor, torch_on_import
 from paddle_prof.atomic_write import write_atomically
@@ -39,9 +40,14 @@ def _parser() -> argparse.ArgumentParser:
         description="Profile a Python program with paddle_prof and print the report at exit.")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser(
-        "run", help="run a script under the profiler",
-        description="Runs SCRIPT under an implicit profiler: if the script opens its own "
-                    "profiler, that one takes over and this one ends silently.")
+        "run", help="run a script or module under the profiler",
+        usage="%(prog)s [options] [--] SCRIPT [ARGS...]\n"
+              "       %(prog)s [options] -m MODULE [ARGS...]",
+        description="Runs SCRIPT, or MODULE as 'python3 -m MODULE' does, under an implicit "
+                    "profiler: if the program opens its own profiler, that one takes over "
+                    "and this one ends silently. Every word after SCRIPT or MODULE is the "
+                    "program's, as python3 would pass it ('--' too); the options come "
+                    "before.")
     run.add_argument("--state", default="CPU", choices=STATES)
     run.add_argument("--sorted-key", default="total", choices=[k for k in SORTED_KEYS if k])
     run.add_argument("--profile-path", default=None,
@@ -68,8 +74,6 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-torch", action="store_true",
                      help="do not install the PyTorch integration (ATen ops as events, tensor "
                           "memory) when the script imports torch")
-    run.add_argument("script", help="the Python script to run")
-    run.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
     recovering = commands.add_parser(
         "recover", help="report a run that ended without stopping its profiler",
         description="Prints the report of a process that was killed (SIGKILL, the OOM "
@@ -242,27 +246,73 @@ def _supervise(argv: List[str], options: argparse.Namespace) -> int:
                                     options.capture, recover_window, snapshot or None)
 
 
+# run's options that take a value: the word after one is that value, not the program.
+_RUN_VALUE_OPTIONS = ("--state", "--sorted-key", "--profile-path", "--snapshot-signal",
+                      "--capture")
+
+
+def _split_run(words: List[str]) -> Tuple[List[str], List[str]]:
+    """run's own options, and the program's command line: from the first word that is
+    neither one of run's options nor an option's value (a '--' before it dropped), or from
+    `-m`. The program's words are kept as they are, a '--' among them too, as python3
+    passes them on; argparse alone would drop that '--'."""
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            return words[:i], words[i + 1:]
+        if word.startswith("-m") or not word.startswith("-"):
+            return words[:i], words[i:]
+        # --profile-path P, or an abbreviation (--prof P) as argparse accepts it
+        if "=" not in word and any(o.startswith(word) for o in _RUN_VALUE_OPTIONS):
+            i += 1
+        i += 1
+    return words, []
+
+
+def _set_program(options: argparse.Namespace, program: List[str]) -> Optional[str]:
+    """Sets options.script or options.module, and options.args, from the program's
+    command line; the usage error, if any."""
+    options.script = options.module = None
+    if not program:
+        return "a script to run is needed: run [options] [--] SCRIPT [ARGS...], " \
+               "or run [options] -m MODULE [ARGS...]"
+    if program[0].startswith("-m"):
+        if program[0] != "-m":  # -mpkg.mod, as python3 accepts it
+            program = ["-m", program[0][2:], *program[1:]]
+        if len(program) < 2:
+            return "-m needs a module name"
+        options.module, options.args = program[1], program[2:]
+        return None
+    options.script, options.args = program[0], program[1:]
+    return None
+
+
 def _script_code(path: str) -> types.CodeType:
     """The script compiled, as the interpreter would run it; OSError when it cannot be read."""
     with io.open_code(path) as f:
         return compile(f.read(), path, "exec", dont_inherit=True)
 
 
-def _run_as_main(code: types.CodeType, path: str) -> None:
-    """Runs the script as `__main__` in a module that sys.modules keeps after it returns,
-    as a plain interpreter does until exit, so that the report sees what the script's
-    globals keep (runpy clears them first). The script's folder comes first on sys.path,
-    as for `python3 script.py`."""
+def _run_as_main(code: types.CodeType, attributes: Dict[str, Any]) -> None:
+    """Runs the program's code as `__main__` in a module that sys.modules keeps after it
+    returns, as a plain interpreter does until exit, so that the report sees what the
+    program's globals keep (runpy would clear them first). `attributes`: the module's
+    __file__ and the others python3 sets."""
     module = types.ModuleType("__main__")
-    module.__dict__.update(__file__=path, __builtins__=builtins, __cached__=None)
+    module.__dict__.update(__builtins__=builtins, **attributes)
     sys.modules["__main__"] = module
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     exec(code, module.__dict__)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    options = _parser().parse_args(argv)
+    program: List[str] = []
+    if argv[:1] == ["run"]:
+        own, program = _split_run(argv[1:])
+        options = _parser().parse_args(["run", *own])
+    else:
+        options = _parser().parse_args(argv)
     if options.command == "recover":
         return _recover(options)
     if options.command == "merge":
@@ -271,17 +321,41 @@ def main(argv: Optional[List[str]] = None) -> int:
         return _html(options)
     if options.command == "diff":
         return _diff(options)
-    try:
-        code = _script_code(options.script)
-    except OSError as e:
-        print(f"paddle_prof run: cannot open {options.script}: {e.strerror}", file=sys.stderr)
+    problem = _set_program(options, program)
+    if problem is not None:
+        print(f"paddle_prof run: {problem}", file=sys.stderr)
         return 2
-    except SyntaxError as e:  # as the interpreter says it, before any profiling
-        print("".join(traceback.format_exception_only(type(e), e)), end="", file=sys.stderr)
-        return 1
+    if options.script is not None:
+        try:
+            code = _script_code(options.script)
+        except OSError as e:
+            print(f"paddle_prof run: cannot open {options.script}: {e.strerror}",
+                  file=sys.stderr)
+            return 2
+        except SyntaxError as e:  # as the interpreter says it, before any profiling
+            print("".join(traceback.format_exception_only(type(e), e)), end="",
+                  file=sys.stderr)
+            return 1
     capture_dir = os.environ.pop(run_supervisor.CAPTURE_ENV, None)
     if capture_dir is None:
         return _supervise(argv, options)
+    if options.module is None:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(options.script)))
+        sys.argv = [options.script] + options.args
+        attributes = dict(__file__=options.script, __cached__=None)
+    else:
+        # Found in this process only, as `python3 -m` finds it: importing its packages
+        # runs their code, which the supervisor must not run too. The current directory is
+        # already first on sys.path, this process having started as `python3 -m`.
+        sys.argv = ["-m"] + options.args  # what python3 -m shows while it looks
+        try:  # runpy's own lookup, the one `python3 -m` makes (a package: its __main__)
+            _, spec, code = runpy._get_module_details(options.module)
+        except ImportError as e:
+            print(f"paddle_prof run: {e}", file=sys.stderr)
+            return 2
+        sys.argv[0] = spec.origin
+        attributes = dict(__file__=spec.origin, __cached__=spec.cached, __loader__=spec.loader,
+                          __package__=spec.parent, __spec__=spec)
     if options.native:
         children.native_library = _preload_library()  # followed spawned children track too
 
@@ -293,20 +367,19 @@ def main(argv: Optional[List[str]] = None) -> int:
     # SIGTERM and SIGHUP report from the C++ side with these; SIGINT stops in `finally`.
     _core.enable_implicit_profiler(options.state, options.sorted_key, options.profile_path or "",
                                    options.per_thread)
-    _set_capture_dir(capture_dir, every_window=True)  # the script's own profiler too
+    _set_capture_dir(capture_dir, every_window=True)  # the program's own profiler too
     if options.record_stacks:
-        _core.set_record_stacks(True, every_window=True)  # the script's own profiler too
+        _core.set_record_stacks(True, every_window=True)  # the program's own profiler too
         os.environ["FLAGS_paddle_prof_record_stacks"] = "1"  # and the children it spawns
     if not options.no_torch:
         torch_on_import.install_when_imported(options.state)
-    sys.argv = [options.script] + options.args
     try:
-        _run_as_main(code, options.script)
+        _run_as_main(code, attributes)
     finally:
-        # The script may have opened its own profiler, which replaced this one.
+        # The program may have opened its own profiler, which replaced this one.
         if _core.implicit_profiler_running():
             end_implicit_window(stopping=True)
             stop_profiler(options.sorted_key, options.profile_path, per_thread=options.per_thread)
-    # The script's SystemExit, if it raised one, goes on to the interpreter, which ends
-    # this process as it would have ended the script (sys.exit("message") printed, 1).
+    # The program's SystemExit, if it raised one, goes on to the interpreter, which ends
+    # this process as it would have ended the program (sys.exit("message") printed, 1).
     return 0

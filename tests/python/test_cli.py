@@ -12,6 +12,8 @@ import textwrap
 
 import pytest
 
+import paddle_prof
+
 
 def run(tmp_path, script_text, *options):
     script = tmp_path / 'script.py'
@@ -21,8 +23,35 @@ def run(tmp_path, script_text, *options):
                           capture_output=True, text=True, timeout=120, env=os.environ.copy())
 
 
-def test_run_profiles_a_script_and_prints_the_table(tmp_path):
-    result = run(tmp_path, '''
+def env_anywhere():
+    """os.environ with PYTHONPATH made absolute, for commands run from another folder."""
+    paths = os.environ.get('PYTHONPATH', '').split(os.pathsep)
+    return {**os.environ, 'PYTHONPATH': os.pathsep.join(os.path.abspath(p) for p in paths if p)}
+
+
+def write_module(tmp_path, text):
+    """The package `prog` in tmp_path, with `text` as its module prog.main."""
+    package = tmp_path / 'prog'
+    package.mkdir(exist_ok=True)
+    (package / '__init__.py').write_text('')
+    (package / 'main.py').write_text(textwrap.dedent(text))
+
+
+def run_module(tmp_path, module_text, *options):
+    """run() for the module form: the text run as `run OPTIONS -m prog.main arg1` from
+    tmp_path, as `python3 -m prog.main arg1` would run it there."""
+    write_module(tmp_path, module_text)
+    return subprocess.run([sys.executable, '-m', 'paddle_prof', 'run', *options, '-m',
+                           'prog.main', 'arg1'], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, env=env_anywhere())
+
+
+RUNNERS = {'script': run, 'module': run_module}
+
+
+@pytest.mark.parametrize('form', RUNNERS)
+def test_run_profiles_a_script_and_prints_the_table(tmp_path, form):
+    result = RUNNERS[form](tmp_path, '''
         import sys
         import paddle_prof
         assert sys.argv[1:] == ['arg1'], sys.argv
@@ -65,9 +94,10 @@ EXITS = {
 }
 
 
+@pytest.mark.parametrize('form', RUNNERS)
 @pytest.mark.parametrize('argument', EXITS)
-def test_run_ends_as_python_on_sys_exit_and_still_reports(tmp_path, argument):
-    result = run(tmp_path, f'''
+def test_run_ends_as_python_on_sys_exit_and_still_reports(tmp_path, form, argument):
+    text = f'''
         import sys
         import paddle_prof
 
@@ -78,11 +108,13 @@ def test_run_ends_as_python_on_sys_exit_and_still_reports(tmp_path, argument):
         with paddle_prof.record_event('exiting_op'):
             pass
         sys.exit({argument})
-    ''')
+    '''
+    result = RUNNERS[form](tmp_path, text)
     assert (result.returncode, result.stderr) == EXITS[argument]
     assert re.search(r'\nexiting_op +1 ', result.stdout), result.stdout
-    python = subprocess.run([sys.executable, str(tmp_path / 'script.py')],
-                            capture_output=True, text=True, timeout=60)
+    plain = [str(tmp_path / 'script.py')] if form == 'script' else ['-m', 'prog.main']
+    python = subprocess.run([sys.executable, *plain], capture_output=True, text=True,
+                            timeout=60, cwd=tmp_path, env=env_anywhere())
     assert (python.returncode, python.stderr) == EXITS[argument]
 
 
@@ -242,8 +274,9 @@ def test_run_does_not_load_torch_for_a_script_that_does_not(tmp_path):
     assert 'torch loaded: False' in result.stdout
 
 
-def test_run_reports_what_the_scripts_globals_keep_as_live(tmp_path):
-    result = run(tmp_path, '''
+@pytest.mark.parametrize('form', RUNNERS)
+def test_run_reports_what_the_scripts_globals_keep_as_live(tmp_path, form):
+    result = RUNNERS[form](tmp_path, '''
         import paddle_prof
         kept = []  # a module-level cache, alive until the interpreter exits
         for _ in range(20):
@@ -271,10 +304,74 @@ def test_run_puts_the_scripts_folder_first_on_the_path(tmp_path):
     assert 'sibling 42 __main__' in result.stdout
 
 
+ARGV = 'import json, sys\nprint(json.dumps(sys.argv))\n'
+
+
+# run's words, and the sys.argv argv.py gets: the words after it, as python3 gives them.
+ARGV_FORMS = [
+    (['--', 'argv.py', '--', '--a'], ['argv.py', '--', '--a']),
+    (['argv.py', '--', '--a'], ['argv.py', '--', '--a']),
+    (['--sorted-key', 'calls', 'argv.py', '--a', 'x'], ['argv.py', '--a', 'x']),
+    (['--prof', 'p.json', 'argv.py', '--state', 'GPU'], ['argv.py', '--state', 'GPU']),
+    (['--per-thread', 'argv.py', '-m', 'x', '--'], ['argv.py', '-m', 'x', '--']),
+]
+
+
+@pytest.mark.parametrize('words,argv', ARGV_FORMS)
+def test_run_gives_the_script_the_words_after_it_as_python3_does(tmp_path, words, argv):
+    (tmp_path / 'argv.py').write_text(ARGV)
+    result = subprocess.run([sys.executable, '-m', 'paddle_prof', 'run', *words],
+                            capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                            env=env_anywhere())
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.splitlines()[0]) == argv
+    assert 'Profiling Report' in result.stdout
+    python = subprocess.run([sys.executable, *argv], capture_output=True, text=True,
+                            timeout=60, cwd=tmp_path)
+    assert json.loads(python.stdout) == argv
+    if '--prof' in words:  # an abbreviated option of run's takes its value
+        assert (tmp_path / 'p.json').exists()
+
+
+MODULE_VIEW = '''
+    import json, sys
+    print(json.dumps({'name': __name__, 'file': __file__, 'argv': sys.argv,
+                      'path0': sys.path[0], 'package': __package__,
+                      'spec': __spec__.name}))
+'''
+
+
+@pytest.mark.parametrize('words,module', [
+    (['-m', 'prog.main', '--', '--a'], 'main.py'),
+    (['-mprog.main', '--', '--a'], 'main.py'),  # joined, as python3 takes it
+    (['-m', 'prog', '--', '--a'], '__main__.py'),  # a package runs its __main__
+])
+def test_run_m_runs_a_module_as_python3_m_does(tmp_path, words, module):
+    write_module(tmp_path, MODULE_VIEW)
+    (tmp_path / 'prog' / '__main__.py').write_text(textwrap.dedent(MODULE_VIEW))
+    result = subprocess.run([sys.executable, '-m', 'paddle_prof', 'run', '--sorted-key',
+                             'calls', *words], capture_output=True, text=True, timeout=60,
+                            cwd=tmp_path, env=env_anywhere())
+    assert result.returncode == 0, result.stderr
+    assert 'Sorted by number of calls' in result.stdout
+    seen = json.loads(result.stdout.splitlines()[0])
+    path = str(tmp_path / 'prog' / module)
+    assert seen == {'name': '__main__', 'file': path, 'argv': [path, '--', '--a'],
+                    'path0': str(tmp_path), 'package': 'prog',
+                    'spec': 'prog.main' if module == 'main.py' else 'prog.__main__'}
+    python = subprocess.run([sys.executable, *words], capture_output=True, text=True,
+                            timeout=60, cwd=tmp_path, env=env_anywhere())
+    assert json.loads(python.stdout) == seen
+
+
 @pytest.mark.parametrize('arguments', [
     ['run', '--', 'no_such_script.py'],
     ['run', '--sorted-key', 'bogus', '--', 'x.py'],
     ['run'],
+    ['run', '--per-thread'],
+    ['run', '-m'],
+    ['run', '-m', 'no_such_module'],
+    ['run', '--per-thread', '-m', 'no_such_package.module', 'arg'],
     ['no_such_command'],
 ])
 def test_a_missing_script_or_a_bad_argument_is_one_line_and_exit_2(tmp_path, arguments):
@@ -284,9 +381,18 @@ def test_a_missing_script_or_a_bad_argument_is_one_line_and_exit_2(tmp_path, arg
     assert result.stdout == ''
     assert len(result.stderr.splitlines()) == 1, result.stderr
     assert 'Traceback' not in result.stderr
-    if 'no_such_script.py' in arguments:
-        assert result.stderr == ('paddle_prof run: cannot open no_such_script.py: '
-                                 'No such file or directory\n')
+    said = {
+        'no_such_script.py': 'cannot open no_such_script.py: No such file or directory',
+        'no_such_module': 'No module named no_such_module',
+        'no_such_package.module': "Error while finding module specification for "
+                                  "'no_such_package.module' (ModuleNotFoundError: No module "
+                                  "named 'no_such_package')",
+    }
+    for name, line in said.items():
+        if name in arguments:
+            assert result.stderr == f'paddle_prof run: {line}\n'
+    if arguments[-1] == '-m':
+        assert result.stderr == 'paddle_prof run: -m needs a module name\n'
 
 
 ENDINGS = {
@@ -300,14 +406,14 @@ ENDINGS = {
 }
 
 
+@pytest.mark.parametrize('form', RUNNERS)
 @pytest.mark.parametrize('ending', ENDINGS)
-def test_run_reports_a_program_that_ends_without_stopping_its_profiler(tmp_path, ending):
+def test_run_reports_a_program_that_ends_without_stopping_its_profiler(tmp_path, ending, form):
     statement, returncode, warning = ENDINGS[ending]
     temporary = tmp_path / 'tmp'
     temporary.mkdir()
     path = tmp_path / 'p.json'
-    script = tmp_path / 'script.py'
-    script.write_text(textwrap.dedent(f'''
+    text = textwrap.dedent(f'''
         import os, resource, signal, time
         import paddle_prof
         for _ in range(3):
@@ -316,10 +422,17 @@ def test_run_reports_a_program_that_ends_without_stopping_its_profiler(tmp_path,
         time.sleep(0.2)
         print('ending', flush=True)
         {statement}
-    '''))
+    ''')
+    if form == 'script':
+        (tmp_path / 'script.py').write_text(text)
+        program = ['--', str(tmp_path / 'script.py')]
+    else:
+        write_module(tmp_path, text)
+        program = ['-m', 'prog.main']
     result = subprocess.run([sys.executable, '-m', 'paddle_prof', 'run', '--profile-path',
-                             str(path), '--', str(script)], capture_output=True, text=True,
-                            timeout=120, env={**os.environ, 'TMPDIR': str(temporary)})
+                             str(path), *program], capture_output=True, text=True,
+                            timeout=120, cwd=tmp_path,
+                            env={**env_anywhere(), 'TMPDIR': str(temporary)})
     assert result.returncode == returncode, result.stderr
     assert result.stdout.count('Profiling Report') == 1, result.stdout
     assert result.stdout.index('ending') < result.stdout.index('Profiling Report')
@@ -334,9 +447,10 @@ def test_run_reports_a_program_that_ends_without_stopping_its_profiler(tmp_path,
     assert os.listdir(temporary) == []  # the capture run kept is gone
 
 
-def test_run_with_a_capture_dir_keeps_it_for_recover(tmp_path):
+@pytest.mark.parametrize('form', RUNNERS)
+def test_run_with_a_capture_dir_keeps_it_for_recover(tmp_path, form):
     directory = tmp_path / 'capture'
-    result = run(tmp_path, '''
+    result = RUNNERS[form](tmp_path, '''
         import os, signal
         import paddle_prof
         with paddle_prof.record_event('script_op'):
@@ -374,3 +488,22 @@ def test_run_passes_signals_on_to_the_program(tmp_path):
         proc.kill()
     assert proc.returncode == 0, err
     assert f'got [{int(signal.SIGUSR2)}]' in out
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(os.path.dirname(paddle_prof.__file__),
+                                                    'libpaddle_prof_preload.so')),
+                    reason='no preload library built')
+def test_run_native_tracks_a_modules_mallocs(tmp_path):
+    result = run_module(tmp_path, '''
+        import ctypes
+        import paddle_prof
+        libc = ctypes.CDLL(None)
+        libc.malloc.restype = ctypes.c_void_p
+        libc.malloc.argtypes = [ctypes.c_size_t]
+        with paddle_prof.record_event('native_op'):
+            block = libc.malloc(12345)  # kept by the module's globals
+    ''', '--native', '--profile-path', str(tmp_path / 'p.json'))
+    assert result.returncode == 0, result.stderr
+    assert 'Memory on native' in result.stdout
+    rows = {e['name']: e for e in summary_of(tmp_path)['events']}
+    assert rows['native_op']['memory']['native']['live_bytes'] == 12345
