@@ -289,9 +289,10 @@ def _set_program(options: argparse.Namespace, program: List[str]) -> Optional[st
 
 
 def _script_code(path: str) -> types.CodeType:
-    """The script compiled, as the interpreter would run it; OSError when it cannot be read."""
+    """The script compiled, as the interpreter would run it (its absolute path in
+    tracebacks); OSError when it cannot be read."""
     with io.open_code(path) as f:
-        return compile(f.read(), path, "exec", dont_inherit=True)
+        return compile(f.read(), os.path.abspath(path), "exec", dont_inherit=True)
 
 
 def _run_as_main(code: types.CodeType, attributes: Dict[str, Any]) -> None:
@@ -325,6 +326,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     if problem is not None:
         print(f"paddle_prof run: {problem}", file=sys.stderr)
         return 2
+    # The program may change directory; its files stay where run was started.
+    if options.profile_path:
+        options.profile_path = os.path.abspath(options.profile_path)
+    if options.capture:
+        options.capture = os.path.abspath(options.capture)
     if options.script is not None:
         try:
             code = _script_code(options.script)
@@ -342,7 +348,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if options.module is None:
         sys.path.insert(0, os.path.dirname(os.path.abspath(options.script)))
         sys.argv = [options.script] + options.args
-        attributes = dict(__file__=options.script, __cached__=None)
+        attributes = dict(__file__=os.path.abspath(options.script), __cached__=None)
     else:
         # Found in this process only, as `python3 -m` finds it: importing its packages
         # runs their code, which the supervisor must not run too. The current directory is

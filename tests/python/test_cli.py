@@ -364,6 +364,42 @@ def test_run_m_runs_a_module_as_python3_m_does(tmp_path, words, module):
     assert json.loads(python.stdout) == seen
 
 
+@pytest.mark.parametrize('form', RUNNERS)
+def test_run_keeps_its_files_where_it_started_when_the_program_changes_folder(tmp_path, form):
+    text = '''
+        import os, signal, time
+        import paddle_prof
+        os.mkdir('sub')
+        os.chdir('sub')
+        with paddle_prof.record_event('moved_op'):
+            pass
+        os.kill(os.getpid(), signal.SIGUSR1)
+        deadline = time.monotonic() + 30
+        while not any(os.path.exists(f'{d}c.json.snapshot0.summary.json') for d in ('', '../')):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        print('file', __file__)
+    '''
+    options = ['--profile-path', 'c.json', '--capture', 'capture', '--snapshot-signal', 'USR1']
+    if form == 'script':
+        (tmp_path / 'script.py').write_text(textwrap.dedent(text))
+        command = ['run', *options, 'script.py']
+    else:
+        write_module(tmp_path, text)
+        command = ['run', *options, '-m', 'prog.main']
+    result = subprocess.run([sys.executable, '-m', 'paddle_prof', *command],
+                            capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                            env=env_anywhere())
+    assert result.returncode == 0, result.stderr
+    assert os.listdir(tmp_path / 'sub') == []
+    assert summary_calls(tmp_path / 'c.json') == {'moved_op': 1}
+    assert summary_calls(tmp_path / 'c.json.snapshot0') == {'moved_op': 1}
+    assert (tmp_path / 'capture').is_dir()
+    # As python3 gives it: absolute, so that it still leads to the script from sub/.
+    script = tmp_path / ('script.py' if form == 'script' else 'prog/main.py')
+    assert f'file {script}\n' in result.stdout
+
+
 @pytest.mark.parametrize('arguments', [
     ['run', '--', 'no_such_script.py'],
     ['run', '--sorted-key', 'bogus', '--', 'x.py'],
