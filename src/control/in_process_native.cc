@@ -4,7 +4,6 @@
 #include <elf.h>
 #include <link.h>
 #include <pthread.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -16,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "import_slots.h"
 #include "live_block_table.h"
 #include "memory_tracker.h"
 #include "native_guard.h"
@@ -149,107 +149,17 @@ const void* HookNamed(const char* name) {
   return nullptr;
 }
 
-// One entry pointed at a hook: where, what it held, the object it is in, and whether
-// its page is read-only (RELRO) but for the store.
-struct Patched {
-  void** slot;
-  void* original;
-  uintptr_t object;
-  bool read_only;
-};
-std::vector<Patched>* g_patched = nullptr;  // under g_mu; the profiler's memory
+std::vector<PatchedSlot>* g_patched = nullptr;  // under g_mu; the profiler's memory
 
 // Objects left alone: the profiler's own, libc and the dynamic linker, the vdso.
-bool LeftAlone(const char* path) {
-  if (path == nullptr) return false;
+bool Patches(const char* path) {
   const char* base = std::strrchr(path, '/');
   base = base != nullptr ? base + 1 : path;
-  return std::strstr(path, "paddle_prof") != nullptr || std::strncmp(base, "libc.so", 7) == 0 ||
-         std::strncmp(base, "ld-linux", 8) == 0 || std::strncmp(base, "linux-vdso", 10) == 0;
+  return std::strstr(path, "paddle_prof") == nullptr && std::strncmp(base, "libc.so", 7) != 0 &&
+         std::strncmp(base, "ld-linux", 8) != 0 && std::strncmp(base, "linux-vdso", 10) != 0;
 }
 
-// The dynamic section's addresses: glibc rewrites them to absolute ones as it loads an
-// object; some other loaders leave them relative to the object's base.
-template <typename T>
-T* At(const dl_phdr_info* info, ElfW(Addr) value) {
-  return reinterpret_cast<T*>(value < info->dlpi_addr ? info->dlpi_addr + value : value);
-}
-
-// Points `slot` at `value`, making its page writable for the store where the object's
-// relocations are read-only once done (RELRO).
-void Store(void** slot, void* value, bool read_only) {
-  const auto size = static_cast<uintptr_t>(getpagesize());
-  void* page = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(slot) & ~(size - 1));
-  if (read_only) mprotect(page, size, PROT_READ | PROT_WRITE);
-  __atomic_store_n(slot, value, __ATOMIC_RELEASE);
-  if (read_only) mprotect(page, size, PROT_READ);
-}
-
-bool InRelro(const dl_phdr_info* info, const void* slot) {
-  const auto at = reinterpret_cast<uintptr_t>(slot);
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& p = info->dlpi_phdr[i];
-    if (p.p_type != PT_GNU_RELRO) continue;
-    const uintptr_t start = info->dlpi_addr + p.p_vaddr;
-    if (at >= start && at < start + p.p_memsz) return true;
-  }
-  return false;
-}
-
-void PatchRelocations(const dl_phdr_info* info, const ElfW(Rela)* relocations, size_t bytes,
-                      const ElfW(Sym)* symbols, const char* strings) {
-  if (relocations == nullptr || symbols == nullptr || strings == nullptr) return;
-  for (size_t i = 0; i < bytes / sizeof(ElfW(Rela)); ++i) {
-    const ElfW(Rela)& r = relocations[i];
-    const auto type = ELF64_R_TYPE(r.r_info);
-#if defined(__x86_64__)
-    if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) continue;
-#elif defined(__aarch64__)
-    if (type != R_AARCH64_JUMP_SLOT && type != R_AARCH64_GLOB_DAT) continue;
-#endif
-    const ElfW(Sym)& symbol = symbols[ELF64_R_SYM(r.r_info)];
-    const void* hook = HookNamed(strings + symbol.st_name);
-    if (hook == nullptr) continue;
-    auto** slot = reinterpret_cast<void**>(info->dlpi_addr + r.r_offset);
-    void* held = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-    if (held == hook) continue;  // patched already
-    const bool read_only = InRelro(info, slot);
-    g_patched->push_back({slot, held, info->dlpi_addr, read_only});
-    Store(slot, const_cast<void*>(hook), read_only);
-  }
-}
-
-int PatchObject(dl_phdr_info* info, size_t, void*) {
-  if (LeftAlone(info->dlpi_name)) return 0;
-  const ElfW(Dyn)* dynamic = nullptr;
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) {
-      dynamic = reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-    }
-  }
-  if (dynamic == nullptr) return 0;
-  const ElfW(Sym)* symbols = nullptr;
-  const char* strings = nullptr;
-  const ElfW(Rela)* plt = nullptr;
-  const ElfW(Rela)* rela = nullptr;
-  size_t plt_bytes = 0, rela_bytes = 0;
-  for (const ElfW(Dyn)* d = dynamic; d->d_tag != DT_NULL; ++d) {
-    switch (d->d_tag) {
-      case DT_SYMTAB: symbols = At<const ElfW(Sym)>(info, d->d_un.d_ptr); break;
-      case DT_STRTAB: strings = At<const char>(info, d->d_un.d_ptr); break;
-      case DT_JMPREL: plt = At<const ElfW(Rela)>(info, d->d_un.d_ptr); break;
-      case DT_PLTRELSZ: plt_bytes = d->d_un.d_val; break;
-      case DT_RELA: rela = At<const ElfW(Rela)>(info, d->d_un.d_ptr); break;
-      case DT_RELASZ: rela_bytes = d->d_un.d_val; break;
-      default: break;
-    }
-  }
-  PatchRelocations(info, plt, plt_bytes, symbols, strings);
-  PatchRelocations(info, rela, rela_bytes, symbols, strings);
-  return 0;
-}
-
-void PatchLoaded() { dl_iterate_phdr(&PatchObject, nullptr); }
+void PatchLoaded() { PatchImportSlots(&Patches, &HookNamed, g_patched); }
 
 void Rescan() {
   NativeGuard patching;  // the patch list's memory is the profiler's
@@ -383,7 +293,7 @@ std::string StartInProcessNative() {
   }
   if (!g_fork_handler) g_fork_handler = pthread_atfork(nullptr, nullptr, &StopInChild) == 0;
   g_real = real;
-  if (g_patched == nullptr) g_patched = new std::vector<Patched>();
+  if (g_patched == nullptr) g_patched = new std::vector<PatchedSlot>();
   const int place = PlaceIndex(NativePlace());
   if (place < 0) return "no room for the native place";
   g_place.store(place, std::memory_order_release);
@@ -398,17 +308,7 @@ void StopInProcessNative() {
   if (!g_on) return;
   g_on = false;
   const int place = g_place.exchange(-1, std::memory_order_acq_rel);
-  // Entries back, in the objects still loaded (one unloaded meanwhile took its table).
-  std::vector<std::pair<std::string, uintptr_t>> loaded;
-  dl_iterate_phdr(&NoteObject, &loaded);
-  for (auto p = g_patched->rbegin(); p != g_patched->rend(); ++p) {
-    bool still = false;
-    for (const auto& object : loaded) still = still || object.second == p->object;
-    if (!still) continue;
-    const void* hook = __atomic_load_n(p->slot, __ATOMIC_ACQUIRE);
-    if (hook != p->original) Store(p->slot, p->original, p->read_only);
-  }
-  g_patched->clear();
+  RestoreImportSlots(g_patched);
   // Their frees no longer come here: the blocks tracked meanwhile are forgotten.
   std::vector<const void*> tracked;
   LiveBlocks::ForEachAt([place, &tracked](const void* ptr, const LiveBlock& block) {
