@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <utility>
 
 namespace paddle_prof::internal {
@@ -102,6 +103,17 @@ int NoteBase(dl_phdr_info* info, size_t, void* data) {
 }
 
 }  // namespace
+
+bool IsProfilersObject(const char* path) {
+  const char* slash = std::strrchr(path, '/');
+  const char* base = slash != nullptr ? slash + 1 : path;
+  if (std::strncmp(base, "libpaddle_prof", 14) == 0) return true;
+  // paddle_prof/_core.*.so, _torch_bridge, _paddle_bridge: an extension in the package.
+  constexpr char kPackage[] = "paddle_prof/";
+  constexpr size_t kLength = sizeof(kPackage) - 1;
+  return base[0] == '_' && static_cast<size_t>(base - path) >= kLength &&
+         std::strncmp(base - kLength, kPackage, kLength) == 0;
+}
 
 void PatchImportSlots(PatchesObject patches, HookFor hook_for, std::vector<PatchedSlot>* patched) {
   Patching p{patches, hook_for, patched};

@@ -26,6 +26,11 @@ struct PatchedSlot {
 using PatchesObject = bool (*)(const char* path);
 using HookFor = const void* (*)(const char* name);
 
+// Whether the object at `path` is paddle_prof's own (its library, its preload library, the
+// Python package's extensions), whose calls are the profiler's: by file name, since a
+// folder named paddle_prof may hold anything (a virtual environment in a cache).
+bool IsProfilersObject(const char* path);
+
 // Points every entry of the loaded objects `patches` accepts whose symbol has a hook at
 // that hook, appending each change to `patched`. An entry that holds its hook already is
 // left as it is. Call with the caller's own lock held: not thread-safe against itself.

@@ -155,7 +155,7 @@ std::vector<PatchedSlot>* g_patched = nullptr;  // under g_mu; the profiler's me
 bool Patches(const char* path) {
   const char* base = std::strrchr(path, '/');
   base = base != nullptr ? base + 1 : path;
-  return std::strstr(path, "paddle_prof") == nullptr && std::strncmp(base, "libc.so", 7) != 0 &&
+  return !IsProfilersObject(path) && std::strncmp(base, "libc.so", 7) != 0 &&
          std::strncmp(base, "ld-linux", 8) != 0 && std::strncmp(base, "linux-vdso", 10) != 0;
 }
 

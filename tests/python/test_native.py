@@ -369,7 +369,10 @@ def test_native_true_tracks_every_malloc_from_inside_with_no_preload(tmp_path):
     source = tmp_path / 'keep.c'
     source.write_text('#include <stdlib.h>\n#include <string.h>\nvoid* kept;\n'
                       'void keep(size_t bytes) { kept = malloc(bytes); memset(kept, 1, bytes); }\n')
-    library = tmp_path / 'libkeep.so'
+    # In a folder named paddle_prof, as a virtual environment in a cache may be: still the
+    # program's, not the profiler's.
+    library = tmp_path / 'paddle_prof' / 'libkeep.so'
+    library.parent.mkdir()
     subprocess.run(['gcc', '-O1', '-shared', '-fPIC', str(source), '-o', str(library)],
                    check=True, timeout=120)
     script = tmp_path / 'script.py'
