@@ -45,8 +45,8 @@ class CMakeBuild(build_ext):
         subprocess.check_call(["cmake", "--build", str(build_dir), "-j", str(os.cpu_count() or 1)])
         built = build_dir / "python" / "paddle_prof"
         target.parent.mkdir(parents=True, exist_ok=True)
-        # The extensions (_core, and _torch_bridge with the torch version it was built
-        # for, where Torch was found) and the library.
+        # The extensions (_core, _paddle_bridge, and _torch_bridge with the torch version
+        # it was built for, where Torch was found) and the library.
         for f in built.iterdir():
             generated = f.name == "_torch_build.py" or not f.name.endswith(".py")
             if f.name.startswith(("_", "libpaddle_prof")) and generated:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test on a fresh machine: install, build, run the C++ and Python suites (the
-# PyTorch tests again on PyPI's torch 2.x, scripts/torch2_env.sh), check
+# PyTorch tests again on PyPI's torch 2.x, scripts/torch2_env.sh, and the PaddlePaddle
+# tests on PyPI's paddlepaddle 3.x, scripts/paddle_env.sh), check
 # the installed CMake package and the pip-installed Python package, then run the C++
 # suite again under AddressSanitizer+UndefinedBehaviorSanitizer and under
 # ThreadSanitizer, and fuzz every reader of other processes' files (scripts/fuzz.sh).
@@ -47,6 +48,12 @@ PYTHONPATH=build-torch2/python PADDLE_PROF_TEST_BINARIES=build/tests \
   timeout 1200 "$torch2_python" -m pytest -q -p no:cacheprovider tests/python/test_torch.py \
     tests/python/test_torch_model_view.py tests/python/test_torch_memory_kinds.py \
     tests/python/test_distributed.py tests/python/test_advice.py
+# PyPI's newest PaddlePaddle 3.x, in an environment kept outside the checkout
+# (scripts/paddle_env.sh), made from the same python3 as the package above; bounded.
+paddle_python="$(bash scripts/paddle_env.sh)/bin/python"
+echo "=== paddle_prof.paddle on $("$paddle_python" -c 'import paddle; print("paddle", paddle.__version__)' 2>/dev/null)"
+PYTHONPATH=build/python PADDLE_PROF_REQUIRE_PADDLE=1 \
+  timeout 600 "$paddle_python" -m pytest -q -p no:cacheprovider tests/python/test_paddle.py
 # An installed copy serves another project through find_package(paddle_prof).
 prefix="$(mktemp -d)"
 cmake --install build --prefix "$prefix" > /dev/null

@@ -41,6 +41,8 @@
 //  - ResumeNativeTracking (native_tracking.h): a followed forked child under run --native;
 //  - SignalNamed (caught_signals.h): run's supervisor passes the snapshot signal on;
 //  - StartInProcessNative, StopInProcessNative (in_process_native.h): profiler(native=True);
+//  - PatchImportSlots (import_slots.h): the Paddle bridge's hooks on the calls Paddle makes
+//    to its own profiler's entry points;
 //  - HtmlReport, HtmlPage (html_report.h): Report.to_html(), `python3 -m paddle_prof html`
 //    and the merge CLI's page, and the page of a summary text (tests draw edited ones);
 //  - RegisterStackCapture, RecordStacks, RecordingStacks, InternCallStack, CallStack
@@ -56,6 +58,7 @@
 #include "enum_names.h"
 #include "flags.h"
 #include "html_report.h"
+#include "import_slots.h"
 #include "in_process_native.h"
 #include "memory_tracker.h"
 #include "merge_files.h"

@@ -1,0 +1,49 @@
+"""paddle_prof for PaddlePaddle 3.x programs, in eager and static mode alike.
+
+``import paddle_prof.paddle`` imports paddle and hooks the calls Paddle makes to its own
+profiler's entry points (whether that profiler runs or not): from then on every Paddle
+op run in a window is an event named by the op (``matmul``, its gradient
+``matmul_grad``, ``adam_``; ``pd_op.matmul`` of a static program is ``matmul`` too), and
+every allocation and free of Paddle's allocator is tracked on its place (``CPU``,
+``CUDA:<n>``) and charged to the op open on its thread: exact per-op peak and live bytes.
+``paddle_prof.paddle.profiler`` is ``paddle_prof.profiler``; ``reset_profiler()``,
+schedules, reports, traces, summaries, diff, merge and the pytest markers work on it as
+on any window (paddle_prof/_paddle_bridge, python/paddle_bridge.cc).
+
+A Paddle this bridge was not made for is an ImportError naming its version, never a
+crash: the entry points and the layouts it reads are Paddle 3.x's.
+"""
+
+from __future__ import annotations
+
+import paddle
+
+from paddle_prof import _paddle_bridge
+from paddle_prof.profiler import profiler
+
+__all__ = ["profiler", "SERVED"]
+
+# The Paddle major versions whose entry points and layouts the bridge reads.
+SERVED = (3,)
+
+
+def _major(version: str) -> int:
+    try:
+        return int(version.split(".")[0])
+    except ValueError:
+        return -1
+
+
+def _install() -> None:
+    version = getattr(paddle, "__version__", "unknown")
+    # A build from source says 0.0.0; it is taken for what its entry points say.
+    if version != "0.0.0" and _major(version) not in SERVED:
+        raise ImportError(f"paddle_prof.paddle serves PaddlePaddle {', '.join(map(str, SERVED))}"
+                          f".x; this is PaddlePaddle {version}")
+    missing = _paddle_bridge.install()
+    if missing:
+        raise ImportError(f"paddle_prof.paddle cannot profile PaddlePaddle {version}: its "
+                          f"profiler's entry points were not found ({', '.join(missing)})")
+
+
+_install()

@@ -1,0 +1,111 @@
+"""paddle_prof.paddle on PyPI's PaddlePaddle 3.x (scripts/paddle_env.sh; scripts/test.sh
+sets PADDLE_PROF_REQUIRE_PADDLE there, so that a missing Paddle fails instead of
+skipping): every op of an eager and of a static program, with exact memory."""
+
+import io
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+if os.environ.get("PADDLE_PROF_REQUIRE_PADDLE") == "1":
+    import paddle
+else:
+    paddle = pytest.importorskip("paddle")
+import numpy as np  # noqa: E402
+
+import paddle_prof  # noqa: E402
+import paddle_prof.paddle  # noqa: E402
+
+FULL_BYTES = 1000 * 784 * 4  # paddle.full([1000, 784], 1.0): 3,136,000 bytes
+
+
+def rows_of(report):
+    return {e.name: e for e in report.events}
+
+
+def test_an_eager_training_step_is_its_ops_with_exact_memory():
+    paddle.disable_static()
+    paddle.seed(0)
+    net = paddle.nn.Linear(784, 10)
+    optimizer = paddle.optimizer.Adam(parameters=net.parameters())
+    with paddle_prof.paddle.profiler("CPU", "total", stream=io.StringIO()) as prof:
+        x = paddle.full([1000, 784], 1.0)
+        for _ in range(3):
+            loss = net(x).mean()
+            loss.backward()
+            optimizer.step()
+            optimizer.clear_grad()
+            paddle_prof.mark_step()
+    rows = rows_of(prof.report)
+    # Each op by Paddle's own name, its gradient node as the grad op; Adam steps each of
+    # the two parameters.
+    for name, calls in (("matmul", 3), ("add", 3), ("mean", 3), ("matmul_grad", 3),
+                        ("add_grad", 3), ("mean_grad", 3), ("adam_", 6), ("full", 1)):
+        assert rows[name].calls == calls, (name, rows[name].calls)
+    assert not [name for name in rows if name.endswith(" dygraph") or name.startswith("Global_")]
+    full = rows["full"].memory["CPU"]
+    assert full["peak_bytes"] == full["live_bytes"] == FULL_BYTES
+    # The gradients clear_grad() keeps (zeroed): the weight's 784 x 10 and the bias's 10.
+    assert rows["matmul_grad"].memory["CPU"]["live_bytes"] == 784 * 10 * 4
+    assert rows["add_grad"].memory["CPU"]["live_bytes"] == 10 * 4
+    for row in prof.report.events:
+        if row.calls:
+            assert row.min_ms <= row.ave_ms <= row.max_ms, row.name
+    [cpu] = [p for p in prof.report.to_dict()["places"] if p["place"] == "CPU"]
+    assert sum(h["bytes"] for h in cpu["at_peak"]) == cpu["peak_bytes"]
+    assert cpu["end_bytes"] - cpu["start_bytes"] == sum(
+        r.memory["CPU"]["live_bytes"] for r in prof.report.events if "CPU" in r.memory)
+
+
+def test_the_seeds_static_program_runs_as_written_with_the_profiler_swapped_in():
+    paddle.enable_static()
+    try:
+        main, startup = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, startup):
+            image = paddle.static.data(name="image", shape=[None, 784], dtype="float32")
+            label = paddle.static.data(name="label", shape=[None, 1], dtype="int64")
+            hidden = paddle.static.nn.fc(image, size=128, activation="relu")
+            predict = paddle.static.nn.fc(hidden, size=10, activation="softmax")
+            loss = paddle.mean(paddle.nn.functional.cross_entropy(predict, label,
+                                                                  use_softmax=False))
+            paddle.optimizer.Momentum(learning_rate=0.01).minimize(loss)
+            filled = paddle.full([1000, 784], 1.0)
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        exe.run(startup)
+        feed = {"image": np.ones((32, 784), "float32"), "label": np.ones((32, 1), "int64")}
+        with paddle_prof.paddle.profiler("CPU", "total", stream=io.StringIO()) as prof:
+            for i in range(10):
+                if i == 2:
+                    paddle_prof.reset_profiler()
+                exe.run(main, feed=feed, fetch_list=[loss, filled])
+    finally:
+        paddle.disable_static()
+    rows = rows_of(prof.report)
+    # The 8 runs after the reset: each op once a run, the two fc layers' twice.
+    for name in ("matmul", "matmul_grad", "add_", "add_grad", "momentum_"):
+        assert rows[name].calls % 16 == 0 and rows[name].calls > 0, (name, rows[name].calls)
+    for name in ("relu_", "relu_grad_", "softmax_", "softmax_grad",
+                 "cross_entropy_with_softmax", "cross_entropy_with_softmax_grad_"):
+        assert rows[name].calls == 8, (name, rows[name].calls)
+    assert not [name for name in rows if name.startswith("pd_op.")]
+    assert rows["full"].memory["CPU"]["peak_bytes"] == FULL_BYTES
+
+
+def test_a_paddle_it_was_not_made_for_is_an_import_error(tmp_path):
+    script = tmp_path / "old.py"
+    script.write_text(textwrap.dedent("""
+        import paddle
+        paddle.__version__ = "2.6.2"
+        try:
+            import paddle_prof.paddle
+        except ImportError as e:
+            print(e)
+    """))
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert ("paddle_prof.paddle serves PaddlePaddle 3.x; this is PaddlePaddle 2.6.2"
+            in result.stdout), result.stdout
