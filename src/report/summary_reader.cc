@@ -1,5 +1,7 @@
 #include "summary_reader.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -121,26 +123,32 @@ std::optional<T> Optional(JsonValue j, const char* key) {
 
 // A JSON object of integers, by name. Of members that share a name, the first counts
 // here as everywhere in the reader (JsonValue::find).
-std::map<std::string, int64_t> IntegersByName(JsonValue object, const char* key) {
+std::map<std::string, int64_t> IntegersByName(
+    JsonValue object, const char* key, int64_t lowest = std::numeric_limits<int64_t>::min()) {
   std::map<std::string, int64_t> read;
   for (const auto& [name, value] : Object(object, key)) {
-    read.emplace_hint(read.end(), name, Integer<int64_t>(value, key));
+    read.emplace_hint(read.end(), name, Integer<int64_t>(value, key, lowest));
   }
   return read;
 }
 
-std::map<std::string, int64_t> IntegerMap(JsonValue j, const char* key) {
-  return IntegersByName(At(j, key), key);
+std::map<std::string, int64_t> IntegerMap(JsonValue j, const char* key,
+                                          int64_t lowest = std::numeric_limits<int64_t>::min()) {
+  return IntegersByName(At(j, key), key, lowest);
 }
+
+// Bytes and counts, which no writer writes below 0: a negative one would pass for less
+// memory in a diff and shrink a merge's sums.
+int64_t Count(JsonValue j, const char* key) { return Get<int64_t>(j, key, int64_t{0}); }
 
 MemoryStats ReadMemory(JsonValue j) {
   MemoryStats m;
-  m.peak_bytes = Get<int64_t>(j, "peak_bytes");
-  m.alloc_bytes = Get<int64_t>(j, "alloc_bytes");
-  m.alloc_count = Get<int64_t>(j, "alloc_count");
-  m.free_bytes = Get<int64_t>(j, "free_bytes");
-  m.free_count = Get<int64_t>(j, "free_count");
-  m.live_bytes = Get<int64_t>(j, "live_bytes");
+  m.peak_bytes = Count(j, "peak_bytes");
+  m.alloc_bytes = Count(j, "alloc_bytes");
+  m.alloc_count = Count(j, "alloc_count");
+  m.free_bytes = Count(j, "free_bytes");
+  m.free_count = Count(j, "free_count");
+  m.live_bytes = Count(j, "live_bytes");
   return m;
 }
 
@@ -150,7 +158,7 @@ EventRow ReadRow(JsonValue j) {
   row.tag = Optional<std::string>(j, "tag");
   row.thread = Optional<int>(j, "thread");
   row.process = Optional<int64_t>(j, "process");
-  row.calls = Get<int64_t>(j, "calls");
+  row.calls = Count(j, "calls");
   row.total_ms = Get<double>(j, "total_ms");
   row.self_ms = Get<double>(j, "self_ms");
   row.min_ms = Get<double>(j, "min_ms");
@@ -210,7 +218,7 @@ EventRow ReadRow(JsonValue j) {
   }
   if (const std::optional<JsonValue> sources = j.find("sources")) {
     for (const JsonValue s : Array(*sources, "sources")) {
-      row.sources.push_back({String(At(s, "frame"), "frame"), Get<int64_t>(s, "calls")});
+      row.sources.push_back({String(At(s, "frame"), "frame"), Count(s, "calls")});
     }
   }
   return row;
@@ -222,7 +230,7 @@ std::vector<RowBytes> ReadHolders(JsonValue holders, const char* key) {
     RowBytes r;
     r.name = String(At(holder, "name"), "name");
     r.tag = Optional<std::string>(holder, "tag");
-    r.bytes = Get<int64_t>(holder, "bytes");
+    r.bytes = Count(holder, "bytes");
     // Summaries written before call paths have none.
     if (const std::optional<JsonValue> path = holder.find("path")) r.path = Strings(*path, "path");
     r.source = Optional<std::string>(holder, "source");
@@ -239,10 +247,10 @@ PlaceSummary ReadPlace(JsonValue j) {
   p.place = String(At(j, "place"), "place");
   p.process = Optional<int64_t>(j, "process");
   p.input = Optional<std::string>(j, "input").value_or("");
-  p.peak_bytes = Get<int64_t>(j, "peak_bytes");
-  p.start_bytes = Get<int64_t>(j, "start_bytes");
-  p.end_bytes = Get<int64_t>(j, "end_bytes");
-  p.untracked_frees = Get<int64_t>(j, "untracked_frees");
+  p.peak_bytes = Count(j, "peak_bytes");
+  p.start_bytes = Count(j, "start_bytes");
+  p.end_bytes = Count(j, "end_bytes");
+  p.untracked_frees = Count(j, "untracked_frees");
   p.at_peak = ReadHolders(At(j, "at_peak"), "at_peak");
   if (j.find("categories_at_peak")) {  // a window that categorised memory
     p.categories_at_peak = IntegerMap(j, "categories_at_peak");
@@ -250,7 +258,7 @@ PlaceSummary ReadPlace(JsonValue j) {
     if (const std::optional<JsonValue> modules = j.find("activations_at_peak")) {
       for (const JsonValue m : Array(*modules, "activations_at_peak")) {
         p.activations_at_peak.push_back({String(At(m, "module"), "module"),
-                                         Get<int64_t>(m, "bytes")});
+                                         Count(m, "bytes")});
       }
     }
   }
@@ -273,14 +281,14 @@ ModuleSummary ReadModule(JsonValue j) {
   m.path = String(At(j, "path"), "path");
   m.type = String(At(j, "type"), "type");
   m.depth = Get<int>(j, "depth");
-  m.calls = Get<int64_t>(j, "calls");
+  m.calls = Count(j, "calls");
   m.forward_ms = Get<double>(j, "forward_ms");
   m.backward_ms = Get<double>(j, "backward_ms");
-  m.params = Get<int64_t>(j, "params");
-  m.param_bytes = Get<int64_t>(j, "param_bytes");
+  m.params = Count(j, "params");
+  m.param_bytes = Count(j, "param_bytes");
   for (const auto& [place, memory] : Object(At(j, "memory"), "memory")) {
-    m.memory.emplace(place, ModuleMemory{Get<int64_t>(memory, "peak_bytes"),
-                                         Get<int64_t>(memory, "activation_bytes")});
+    m.memory.emplace(place, ModuleMemory{Count(memory, "peak_bytes"),
+                                         Count(memory, "activation_bytes")});
   }
   return m;
 }
@@ -289,8 +297,8 @@ StepSummary ReadStep(JsonValue j) {
   StepSummary s;
   s.step = Get<int>(j, "step");
   s.wall_ms = Get<double>(j, "wall_ms");
-  s.peak_bytes = IntegerMap(j, "peak_bytes");
-  s.end_bytes = IntegerMap(j, "end_bytes");
+  s.peak_bytes = IntegerMap(j, "peak_bytes", 0);
+  s.end_bytes = IntegerMap(j, "end_bytes", 0);
   if (j.find("process")) s.process = IntegerMap(j, "process");
   if (j.find("comm_ms")) s.comm_ms = Get<double>(j, "comm_ms");
   if (const std::optional<JsonValue> by = j.find("wall_ms_by")) {
@@ -378,7 +386,7 @@ Report Read(JsonValue j) {
   if (const std::optional<JsonValue> modules = j.find("modules")) {
     for (const JsonValue m : Array(*modules, "modules")) r.modules.push_back(ReadModule(m));
   }
-  r.dropped_events = Get<int64_t>(j, "dropped_events");
+  r.dropped_events = Count(j, "dropped_events");
   r.warnings = Strings(At(j, "warnings"), "warnings");
   if (const std::optional<JsonValue> advice = j.find("advice")) {  // older summaries have none
     for (const JsonValue a : Array(*advice, "advice")) {
@@ -395,7 +403,7 @@ Report Read(JsonValue j) {
                         Get<uint64_t>(*oom, "requested_bytes"),
                         String(At(*oom, "event"), "event"),
                         Strings(At(*oom, "path"), "path"),
-                        Get<int64_t>(*oom, "live_bytes"),
+                        Count(*oom, "live_bytes"),
                         holders ? ReadHolders(*holders, "holders") : std::vector<RowBytes>()};
   }
   // Summaries written before processes and clocks were recorded have neither.
@@ -409,7 +417,7 @@ Report Read(JsonValue j) {
   if (const std::optional<JsonValue> processes = j.find("processes")) {
     for (const JsonValue c : Array(*processes, "processes")) {
       r.processes.push_back({Get<int64_t>(c, "pid"), String(At(c, "role"), "role"),
-                             Optional<int>(c, "worker_id"), Get<int64_t>(c, "calls"),
+                             Optional<int>(c, "worker_id"), Count(c, "calls"),
                              Get<double>(c, "wall_ms"),
                              String(At(c, "summary_path"), "summary_path")});
     }
@@ -426,7 +434,7 @@ Report Read(JsonValue j) {
   }
   if (const std::optional<JsonValue> peaks = j.find("peaks_by")) {
     for (const auto& [kind, by] : Object(*peaks, "peaks_by")) {
-      r.peaks_by.emplace(kind, IntegersByName(by, "peaks_by"));
+      r.peaks_by.emplace(kind, IntegersByName(by, "peaks_by", 0));
     }
   }
   return r;
@@ -467,6 +475,10 @@ Report ReportFromJson(const std::string& text, const std::string& source) {
 }
 
 Report LoadSummary(const std::string& path) {
+  struct stat file;
+  if (stat(path.c_str(), &file) == 0 && S_ISDIR(file.st_mode)) {  // which reads as empty
+    throw std::invalid_argument(path + ": cannot read it (" + std::strerror(EISDIR) + ")");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::invalid_argument(path + ": cannot read it (" + std::strerror(errno) + ")");
   std::ostringstream text;

@@ -216,6 +216,12 @@ TEST(SummaryReaderTest, WhatIsNotASummaryIsAnErrorNamingItsSource) {
                 .find("/some/file.json: not a paddle_prof summary ("),
             std::string::npos);
   EXPECT_THROW(LoadSummary("/no/such/file.summary.json"), std::invalid_argument);
+  try {  // a directory opens as a stream that reads nothing: not "not JSON"
+    LoadSummary("/tmp");
+    ADD_FAILURE() << "a directory read as a summary";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "/tmp: cannot read it (Is a directory)");
+  }
 }
 
 // What no writer writes, however deep or large, is an error naming the source, never a
@@ -248,6 +254,19 @@ TEST(SummaryReaderTest, WhatNoWriterWritesIsAnErrorNamingItsSource) {
             "from -9223372036854775808 to 9223372036854775807)");
   EXPECT_NE(message(with("/events/0/calls"_json_pointer, UINT64_MAX))
                 .find("'calls' is 18446744073709551615, not an integer"),
+            std::string::npos);
+  // Bytes and counts are never negative: one would read as less memory or fewer calls.
+  EXPECT_EQ(message(with("/places/0/peak_bytes"_json_pointer, -5)),
+            "/some/file.json: not a paddle_prof summary ('peak_bytes' is -5, not an integer "
+            "from 0 to 9223372036854775807)");
+  EXPECT_NE(message(with("/events/0/memory/CPU/live_bytes"_json_pointer, -1))
+                .find("'live_bytes' is -1, not an integer from 0 to"),
+            std::string::npos);
+  EXPECT_NE(message(with("/events/0/calls"_json_pointer, -2))
+                .find("'calls' is -2, not an integer from 0 to"),
+            std::string::npos);
+  EXPECT_NE(message(with("/steps/0/peak_bytes/CPU"_json_pointer, -1))
+                .find("'peak_bytes' is -1, not an integer from 0 to"),
             std::string::npos);
   EXPECT_NE(message(with("/events/0/total_ms"_json_pointer, -1e308))
                 .find("'total_ms' is -1e+308, not a number from -1e300 to 1e300"),
