@@ -19,7 +19,7 @@ bool EveryInputHasItsOwnRank(const std::vector<Report>& inputs) {
 }  // namespace
 
 std::string InputName(const Report& input, size_t i) {
-  return input.summary_path.empty() ? "input " + std::to_string(i) : input.summary_path;
+  return input.summary_path.empty() ? "input " + std::to_string(i + 1) : input.summary_path;
 }
 
 std::string ProcessLabel(const ProcessInfo& process, bool by_rank) {
@@ -42,7 +42,7 @@ InputNames NameInputs(const std::vector<Report>& inputs) {
     std::string label = ProcessLabel(p, by_rank);
     const auto [first, fresh] = first_of_process.emplace(std::make_pair(p.host, p.pid), i);
     if (!by_rank && !fresh) {
-      label += " (input " + std::to_string(i) + ")";
+      label += " (input " + std::to_string(i + 1) + ")";
       const Report& other = inputs[first->second];
       const bool same_rank = p.rank && other.process.rank == p.rank;
       names.warnings.push_back(

@@ -22,7 +22,7 @@ struct InputNames {
   // are keyed by: the rank, else the pid, else, where two inputs share a pid, the label.
   std::vector<std::string> keys;
   // "rank 3", or "node2 pid 1" ("pid 1" where the host is unknown); an input that claims
-  // the same host and pid as one before it gets " (input N)", N its position from 0.
+  // the same host and pid as one before it gets " (input N)", N its position from 1.
   std::vector<std::string> labels;
   // One per input that claims the process of one before it (same host and pid, no rank
   // of its own to tell them apart), and one per input of another process that claims the
@@ -30,11 +30,12 @@ struct InputNames {
   std::vector<std::string> warnings;
 };
 
-// `inputs` named for a merge. Warnings name an input by its summary_path ("input i" when
-// it has none).
+// `inputs` named for a merge. Warnings name an input by its summary_path ("input N",
+// N from 1, when it has none).
 InputNames NameInputs(const std::vector<Report>& inputs);
 
-// An input in a merge's errors and warnings: its summary_path, else "input i".
+// The input `i` (from 0) in a merge's errors and warnings: its summary_path, else
+// "input N", N = i + 1 as a user counts them.
 std::string InputName(const Report& input, size_t i);
 
 // "rank 3", "node2 pid 1", "pid 1": a process as a merged report names it.

@@ -1,9 +1,12 @@
 #include "report_merge.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -205,14 +208,24 @@ void ReportMerger::Add(Report input) {
                                 ": its calls, bytes and counts, with those of the inputs "
                                 "before it, add up past 2^63: too large to merge");
   }
-  // One file twice is one profile counted twice; two files of one process are kept apart
-  // (NameInputs warns of them).
+  // One file twice, spelt alike or not (./a.json, a symlink), is one profile counted
+  // twice; two files of one process are kept apart (NameInputs warns of them).
   if (!input.summary_path.empty()) {
-    const auto [first, fresh] = paths_.emplace(input.summary_path, i);
-    if (!fresh) {
-      throw std::invalid_argument(input.summary_path + " is given twice (inputs " +
-                                  std::to_string(first->second) + " and " + std::to_string(i) +
-                                  "): merge each profile once");
+    const std::string& path = input.summary_path;
+    std::optional<size_t> first;
+    if (const auto [same, fresh] = paths_.emplace(path, i); !fresh) first = same->second;
+    struct stat file;
+    if (!first && stat(path.c_str(), &file) == 0) {
+      const auto [same, fresh] = files_.emplace(std::make_pair(file.st_dev, file.st_ino), i);
+      if (!fresh) first = same->second;
+    }
+    if (first) {
+      const std::string& earlier = inputs_[*first].summary_path;
+      throw std::invalid_argument(
+          (earlier == path ? path + " is given twice" : earlier + " and " + path +
+                                                            " are the same file") +
+          " (inputs " + std::to_string(*first + 1) + " and " + std::to_string(i + 1) +
+          "): merge each profile once");
     }
   }
   for (const EventRow& row : input.events) {

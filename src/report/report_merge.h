@@ -8,9 +8,12 @@
 #ifndef PADDLE_PROF_SRC_REPORT_MERGE_H_
 #define PADDLE_PROF_SRC_REPORT_MERGE_H_
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "paddle_prof/report.h"
@@ -22,9 +25,10 @@ namespace paddle_prof::internal {
 // one input at a time, so that only the merged rows and the rest of each input (its
 // places, steps, timelines: not its rows) are held at once.
 //
-// Add() throws std::invalid_argument for a summary_path given twice, or for an input
-// whose calls, bytes and counts add up past 2^63 with the ones before it, naming it (by
-// summary_path when set, else "input N"); Finish() for no input at all, or for an input
+// Add() throws std::invalid_argument for two summary_paths that name one file (the same
+// spelling, or two: ./a.json, a symlink), or for an input whose calls, bytes and counts
+// add up past 2^63 with the ones before it, naming it (by summary_path when set, else
+// "input N", N from 1); Finish() for no input at all, or for an input
 // that is the child of another already merged into it. Inputs go by rank, else by host
 // and pid (merge_inputs.h): two that claim one process are kept apart, with a warning.
 // Each input's places gain its label (PlaceSummary::input), their timelines keyed by
@@ -39,6 +43,7 @@ class ReportMerger {
  private:
   uint64_t figures_ = 0;                 // what AddFigures() has added up so far
   std::map<std::string, size_t> paths_;  // the inputs' summary paths
+  std::map<std::pair<dev_t, ino_t>, size_t> files_;  // and the files they name
   RowMerger rows_;
   std::vector<std::vector<double>> total_ms_;  // by merged row, then input (0 past its last)
   std::vector<Report> inputs_;                 // without their rows

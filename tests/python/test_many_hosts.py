@@ -194,9 +194,9 @@ def test_two_summaries_of_one_host_and_pid_and_no_rank_stay_apart_with_a_warning
         two_hosts, tmp_path):
     paths = without_ranks(two_hosts, tmp_path, hosts=("node1", "node1"))
     merged = paddle_prof.merge(paths).to_dict()
-    assert sorted(merged["timeline"]) == ["CPU (node1 pid 1 (input 1))", "CPU (node1 pid 1)"]
+    assert sorted(merged["timeline"]) == ["CPU (node1 pid 1 (input 2))", "CPU (node1 pid 1)"]
     assert (f"{paths[0]}.summary.json and {paths[1]}.summary.json claim the same process "
-            f"(node1 pid 1) and no rank: kept apart as node1 pid 1 and node1 pid 1 (input 1); "
+            f"(node1 pid 1) and no rank: kept apart as node1 pid 1 and node1 pid 1 (input 2); "
             f"merge one profile per process, or give each rank its RANK") in merged["warnings"]
     rows = {row["name"]: row for row in merged["events"]}
     both = [{row["name"]: row for row in summary(f"{p}.summary.json")["events"]} for p in paths]

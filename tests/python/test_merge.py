@@ -172,7 +172,7 @@ def test_bad_inputs_are_errors_that_name_the_file(ranks, tmp_path):
     with pytest.raises(ValueError, match=f"{missing}: cannot read it"):
         paddle_prof.merge([rank0, missing])
     path0 = str(rank0) + ".summary.json"
-    with pytest.raises(ValueError, match=f"^{path0} is given twice \\(inputs 0 and 2\\): "
+    with pytest.raises(ValueError, match=f"^{path0} is given twice \\(inputs 1 and 3\\): "
                                          f"merge each profile once$"):
         paddle_prof.merge([rank0, rank1, rank0])
     with pytest.raises(ValueError, match="nothing to merge"):
@@ -254,8 +254,31 @@ def test_cli_bad_input_exits_1_naming_the_file(ranks, tmp_path):
     assert result.stdout == ""
     same = cli(rank0, rank0)
     assert same.returncode == 1
-    assert same.stderr == (f"paddle_prof merge: {rank0}.summary.json is given twice (inputs 0 "
-                           f"and 1): merge each profile once\n")
+    assert same.stderr == (f"paddle_prof merge: {rank0}.summary.json is given twice (inputs 1 "
+                           f"and 2): merge each profile once\n")
+
+
+def test_one_file_under_two_spellings_is_refused(ranks, tmp_path, monkeypatch):
+    _, rank1 = ranks
+    # Relative spellings, read from tmp_path by this process and the CLI's.
+    monkeypatch.setenv("PYTHONPATH", os.path.dirname(os.path.dirname(paddle_prof.__file__)))
+    monkeypatch.chdir(tmp_path)
+    os.symlink("rank0.json.summary.json", "link.summary.json")
+    first = "rank0.json.summary.json"
+    for again, read in (("./rank0.json", "./rank0.json.summary.json"),
+                        (str(tmp_path / "rank0.json"), f"{tmp_path}/rank0.json.summary.json"),
+                        ("link.summary.json", "link.summary.json")):
+        message = f"{first} and {read} are the same file (inputs 1 and 3): merge each profile once"
+        with pytest.raises(ValueError) as raised:
+            paddle_prof.merge(["rank0.json", rank1, again])
+        assert str(raised.value) == message
+        with pytest.raises(ValueError) as raised:  # a Report read from it is that file too
+            paddle_prof.merge([paddle_prof.load("rank0.json"), rank1, paddle_prof.load(again)])
+        assert str(raised.value) == message
+        result = cli("rank0.json", rank1, again)
+        assert (result.returncode, result.stdout) == (1, "")
+        assert result.stderr == f"paddle_prof merge: {message}\n"
+    assert row(paddle_prof.merge(["rank0.json", rank1]).to_dict(), "op")["calls"] == 6 + 4
 
 
 def test_each_inputs_gpu_stays_a_process_of_its_own(ranks, tmp_path):

@@ -4,6 +4,7 @@
 #include "merge_files.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -80,9 +81,25 @@ TEST(MergeFilesTest, TheFirstBadFileInOrderIsNamed) {
     MergeSummaryFiles(paths, EventSortingKey::kTotal, 2);
     ADD_FAILURE() << "a file merged twice";
   } catch (const std::invalid_argument& e) {
-    EXPECT_EQ(std::string(e.what()), paths[0] + " is given twice (inputs 0 and 9): merge each "
+    EXPECT_EQ(std::string(e.what()), paths[0] + " is given twice (inputs 1 and 10): merge each "
                                                 "profile once");
   }
+  // The same file spelt another way, or through a symbolic link, is the same profile.
+  const std::string link = TempPath("merge_files_link") + ".summary.json";
+  ASSERT_EQ(symlink(paths[0].c_str(), link.c_str()), 0);
+  for (const std::string& again : {paths[0].substr(0, paths[0].rfind('/')) + "/." +
+                                       paths[0].substr(paths[0].rfind('/')),
+                                   link}) {
+    try {
+      MergeSummaryFiles({paths[0], paths[1], again}, EventSortingKey::kTotal, 2);
+      ADD_FAILURE() << "a file merged twice as " << again;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()), paths[0] + " and " + again +
+                                           " are the same file (inputs 1 and 3): merge each "
+                                           "profile once");
+    }
+  }
+  std::remove(link.c_str());
   EXPECT_THROW(MergeSummaryFiles({}, EventSortingKey::kTotal), std::invalid_argument);
   Remove(written);
 }

@@ -427,7 +427,7 @@ TEST(ReportMergeTest, AnEmptyListOrAFileGivenTwiceIsAnError) {
     ADD_FAILURE() << "one file merged twice";
   } catch (const std::invalid_argument& e) {
     EXPECT_EQ(std::string(e.what()),
-              "/tmp/a.summary.json is given twice (inputs 0 and 2): merge each profile once");
+              "/tmp/a.summary.json is given twice (inputs 1 and 3): merge each profile once");
   }
 }
 
@@ -443,25 +443,25 @@ TEST(ReportMergeTest, TwoProfilesOfOneProcessStayApartWithAWarning) {
   inputs[2].steps = {Step(0, 7, 3000)};
   const Report merged = MergeReports(inputs, EventSortingKey::kTotal);
   EXPECT_TRUE(HasWarning(merged,
-                         "/tmp/a.summary.json and input 2 claim the same process (node1 pid 100) "
+                         "/tmp/a.summary.json and input 3 claim the same process (node1 pid 100) "
                          "and the same rank, 0: kept apart as node1 pid 100 and node1 pid 100 "
-                         "(input 2); merge one profile per process, or give each rank its RANK"));
+                         "(input 3); merge one profile per process, or give each rank its RANK"));
   ASSERT_EQ(merged.places.size(), 2u);
   EXPECT_EQ(merged.places[0].input, "node1 pid 100");
-  EXPECT_EQ(merged.places[1].input, "node1 pid 100 (input 2)");
-  EXPECT_EQ(merged.merged_from[2].label, "node1 pid 100 (input 2)");
+  EXPECT_EQ(merged.places[1].input, "node1 pid 100 (input 3)");
+  EXPECT_EQ(merged.merged_from[2].label, "node1 pid 100 (input 3)");
   // Maps by input are keyed by label where pids repeat, by pid where one is alone.
   EXPECT_EQ(merged.steps[0].wall_ms_by, (std::map<std::string, double>{
-                                            {"node1 pid 100", 5}, {"node1 pid 100 (input 2)", 7}}));
+                                            {"node1 pid 100", 5}, {"node1 pid 100 (input 3)", 7}}));
   EXPECT_EQ(merged.peaks_by.at("CPU"),
             (std::map<std::string, int64_t>{{"node1 pid 100", 1000},
-                                            {"node1 pid 100 (input 2)", 3000}}));
+                                            {"node1 pid 100 (input 3)", 3000}}));
   EXPECT_EQ(Row(merged, "conv2d").calls, 2 + 3 + 2);
   std::vector<Report> unnamed(2);  // summaries from before they named their process
   EXPECT_TRUE(HasWarning(MergeReports(unnamed, EventSortingKey::kTotal),
-                         "input 0 and input 1 claim the same process (pid 0, a summary that does "
+                         "input 1 and input 2 claim the same process (pid 0, a summary that does "
                          "not name its process) and no rank: kept apart as pid 0 and pid 0 "
-                         "(input 1); merge one profile per process, or give each rank its RANK"));
+                         "(input 2); merge one profile per process, or give each rank its RANK"));
 }
 
 // Two processes that claim one rank: every input goes by host and pid, and a warning says
@@ -473,7 +473,7 @@ TEST(ReportMergeTest, TwoProcessesOfOneRankAreNamed) {
   const Report merged = MergeReports(inputs, EventSortingKey::kTotal);
   EXPECT_EQ(merged.merged_from[1].label, "node1 pid 200");
   EXPECT_TRUE(HasWarning(merged,
-                         "input 0 and /tmp/b.summary.json both claim rank 0: the inputs go by "
+                         "input 1 and /tmp/b.summary.json both claim rank 0: the inputs go by "
                          "host and pid (node1 pid 100, node1 pid 200)"));
 }
 
