@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from paddle_prof import _core, children, run_supervisor, torch_on_import
 from paddle_prof.atomic_write import write_atomically
 from paddle_prof.diff import MEMORY_THRESHOLD, TIME_THRESHOLD, diff
-from paddle_prof.merge import SUMMARY_SUFFIX, load, merge
+from paddle_prof.merge import SUMMARY_SUFFIX, load, merge, summary_path
 from paddle_prof.profiler import (SORTED_KEYS, STATES, _set_capture_dir, end_implicit_window,
                                   recover, stop_profiler)
 from paddle_prof.report import Report
@@ -128,7 +128,30 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _overwritten_input(option: str, given: str, written: List[str], inputs: List[str]
+                       ) -> Optional[str]:
+    """Why the files `option` `given` writes (`written`) would replace an input's summary
+    or the trace beside it (which merge reads), under any spelling or link; else None."""
+    for out in written:
+        for spelling in inputs:
+            summary = summary_path(spelling)
+            files = [(summary, "summary")]
+            if summary.endswith(SUMMARY_SUFFIX):
+                files.append((summary[:-len(SUMMARY_SUFFIX)], "trace"))
+            for path, what in files:
+                if os.path.exists(out) and os.path.exists(path) and os.path.samefile(out, path):
+                    verb = "is" if out == given else f"would write {out}, which is"
+                    return (f"{option} {given} {verb} the {what} of the input {spelling}: "
+                            f"give another output path")
+    return None
+
+
 def _diff(options: argparse.Namespace) -> int:
+    written = [] if options.output is None else [options.output]
+    overwritten = _overwritten_input("-o", options.output, written, [options.base, options.new])
+    if overwritten:
+        print(f"paddle_prof diff: {overwritten}", file=sys.stderr)
+        return 2
     try:
         result = diff(options.base, options.new, options.time_threshold,
                       options.memory_threshold)
@@ -159,6 +182,12 @@ _READ_ERRORS = (ValueError, RuntimeError)
 
 
 def _merge(options: argparse.Namespace) -> int:
+    out = options.profile_path
+    written = [] if out is None else [out, out + SUMMARY_SUFFIX, out + ".html"]
+    overwritten = _overwritten_input("--profile-path", out, written, options.files)
+    if overwritten:
+        print(f"paddle_prof merge: {overwritten}", file=sys.stderr)
+        return 2
     try:
         merged = merge(options.files, options.sorted_key)
     except _READ_ERRORS as e:
@@ -182,6 +211,10 @@ def _merge(options: argparse.Namespace) -> int:
 
 
 def _html(options: argparse.Namespace) -> int:
+    overwritten = _overwritten_input("-o", options.output, [options.output], options.files)
+    if overwritten:
+        print(f"paddle_prof html: {overwritten}", file=sys.stderr)
+        return 2
     try:
         if len(options.files) == 1:
             report = load(options.files[0])

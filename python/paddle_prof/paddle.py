@@ -47,3 +47,4 @@ def _install() -> None:
 
 
 _install()
+

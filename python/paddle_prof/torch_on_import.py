@@ -6,35 +6,9 @@ never imports torch never loads it.
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
-import sys
 import warnings
-from typing import Any, Callable, Optional, Sequence
 
-
-class _TorchImport(importlib.abc.MetaPathFinder):
-    """Finds torch as the path finder does, and has `then` run once torch has loaded."""
-
-    def __init__(self, then: Callable[[], None]) -> None:
-        self.then = then
-
-    def find_spec(self, fullname: str, path: Optional[Sequence[str]], target: Any = None) -> Any:
-        if fullname != "torch":
-            return None
-        sys.meta_path.remove(self)  # once
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        load = spec.loader.exec_module
-        then = self.then
-
-        def exec_module(module: Any) -> None:
-            load(module)
-            then()
-
-        spec.loader.exec_module = exec_module  # this spec's loader only
-        return spec
+from paddle_prof.on_import import when_imported
 
 
 def install_when_imported(state: str) -> None:
@@ -59,7 +33,4 @@ def install_when_imported(state: str) -> None:
             warnings.warn(f"paddle_prof run: PyTorch's ops are not profiled: {e!r}",
                           RuntimeWarning)
 
-    if "torch" in sys.modules:
-        install()
-    else:
-        sys.meta_path.insert(0, _TorchImport(install))
+    when_imported("torch", install)

@@ -137,6 +137,22 @@ def test_the_cli_prints_the_changes_and_exits_by_regressions(tmp_path):
     assert bad.returncode == 2 and "time_threshold" in bad.stderr
 
 
+def test_the_cli_reads_no_directory_and_writes_the_page_over_no_input(tmp_path):
+    base = run(tmp_path, "base.json")
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    result = cli(str(folder), base)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == f"paddle_prof diff: {folder}: cannot read it (Is a directory)\n"
+    before = {p: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    for out, what in ((base + ".summary.json", "summary"), (base, "trace")):
+        result = cli(base + ".summary.json", base, "-o", out)
+        assert (result.returncode, result.stdout) == (2, "")
+        assert result.stderr == (f"paddle_prof diff: -o {out} is the {what} of the input "
+                                 f"{base}.summary.json: give another output path\n")
+    assert {p: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
+
+
 def test_the_page_shows_changed_rows_memory_of_both_runs_and_steps(tmp_path):
     base = run(tmp_path, "base.json")
     new = run(tmp_path, "new.json", op_ms=4.0, extra_bytes=4, new=True)

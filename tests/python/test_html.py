@@ -433,6 +433,20 @@ def test_the_cli_writes_a_page_of_one_or_several_profiles(tmp_path):
     assert done.returncode == 1 and "nothing.json" in done.stderr
 
 
+def test_the_cli_refuses_to_write_the_page_over_an_input(tmp_path):
+    path, _ = profile(tmp_path)
+    summary = path + ".summary.json"
+    before = {p: p.read_bytes() for p in tmp_path.iterdir()}
+    for given, out, what in ((summary, summary, "summary"), (path, path, "trace"),
+                             (path, summary, "summary")):
+        done = subprocess.run([sys.executable, "-m", "paddle_prof", "html", given, "-o", out],
+                              capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stdout) == (2, "")
+        assert done.stderr == (f"paddle_prof html: -o {out} is the {what} of the input "
+                               f"{given}: give another output path\n")
+    assert {p: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
 def test_a_page_that_cannot_be_written_is_a_warning_and_no_half_file(tmp_path):
     (tmp_path / "p.json.html").mkdir()  # a directory where the page would go
     path = str(tmp_path / "p.json")

@@ -281,6 +281,25 @@ def test_one_file_under_two_spellings_is_refused(ranks, tmp_path, monkeypatch):
     assert row(paddle_prof.merge(["rank0.json", rank1]).to_dict(), "op")["calls"] == 6 + 4
 
 
+def test_cli_refuses_to_write_over_an_input(ranks, tmp_path):
+    rank0, rank1 = ranks
+    solo = tmp_path / "solo.json.summary.json"  # a summary whose trace is gone
+    solo.write_text((tmp_path / "rank1.json.summary.json").read_text())
+    os.symlink(rank1, tmp_path / "link.json")
+    before = {p: p.read_bytes() for p in tmp_path.iterdir()}
+    for out, why in (
+            (rank0, f"is the trace of the input {rank0}"),
+            (f"{rank0}.summary.json", f"is the summary of the input {rank0}"),
+            (tmp_path / "link.json", f"is the trace of the input {rank1}"),  # through the link
+            (tmp_path / "solo.json", f"would write {solo}, which is the summary of the input "
+                                     f"{solo}")):
+        result = cli(rank0, rank1, solo, "--profile-path", out)
+        assert (result.returncode, result.stdout) == (2, "")
+        assert result.stderr == (f"paddle_prof merge: --profile-path {out} {why}: give another "
+                                 f"output path\n")
+    assert {p: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
 def test_each_inputs_gpu_stays_a_process_of_its_own(ranks, tmp_path):
     gpu_pid = 0x7FFF0000  # where the core draws GPU 0
     for trace_path in ranks:

@@ -109,3 +109,22 @@ def test_a_paddle_it_was_not_made_for_is_an_import_error(tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     assert ("paddle_prof.paddle serves PaddlePaddle 3.x; this is PaddlePaddle 2.6.2"
             in result.stdout), result.stdout
+
+
+def test_run_installs_the_bridge_when_the_script_imports_paddle(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("import paddle\nx = paddle.full([1000, 784], 1.0)\n"
+                      "y = paddle.matmul(x, paddle.ones([784, 10]))\n")
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(paddle_prof.__file__)))
+    result = subprocess.run(
+        [sys.executable, "-m", "paddle_prof", "run", "--profile-path", str(tmp_path / "r.json"),
+         "--", str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": package_root})
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = paddle_prof.load(str(tmp_path / "r.json.summary.json")).to_dict()
+    rows = {r["name"]: r for r in summary["events"]}
+    assert rows["matmul"]["calls"] == 1
+    # paddle.full and paddle.ones are both full: the larger is the [1000, 784] one, kept.
+    assert rows["full"]["calls"] == 2
+    assert rows["full"]["memory"]["CPU"]["peak_bytes"] == FULL_BYTES
+    assert rows["matmul"]["memory"]["CPU"]["live_bytes"] == 1000 * 10 * 4
