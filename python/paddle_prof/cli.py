@@ -17,7 +17,7 @@ import traceback
 import types
 from typing import Any, Dict, List, Optional, Tuple
 
-from paddle_prof import _core, children, run_supervisor, torch_on_import
+from paddle_prof import _core, children, paddle_on_import, run_supervisor, torch_on_import
 from paddle_prof.atomic_write import write_atomically
 from paddle_prof.diff import MEMORY_THRESHOLD, TIME_THRESHOLD, diff
 from paddle_prof.merge import SUMMARY_SUFFIX, load, merge, summary_path
@@ -412,6 +412,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         os.environ["FLAGS_paddle_prof_record_stacks"] = "1"  # and the children it spawns
     if not options.no_torch:
         torch_on_import.install_when_imported(options.state)
+    paddle_on_import.install_when_imported()
     try:
         _run_as_main(code, attributes)
     finally:
