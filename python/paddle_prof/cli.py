@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from paddle_prof import _core, children, paddle_on_import, run_supervisor, torch_on_import
 from paddle_prof.atomic_write import write_atomically
-from paddle_prof.diff import MEMORY_THRESHOLD, TIME_THRESHOLD, diff
+from paddle_prof.diff import MEMORY_THRESHOLD, TIME_THRESHOLD, diff, threshold
 from paddle_prof.merge import SUMMARY_SUFFIX, load, merge, summary_path
 from paddle_prof.profiler import (SORTED_KEYS, STATES, _set_capture_dir, end_implicit_window,
                                   recover, stop_profiler)
@@ -115,11 +115,11 @@ def _parser() -> argparse.ArgumentParser:
     comparing.add_argument("base", metavar="BASE", help="the summary to compare against")
     comparing.add_argument("new", metavar="NEW", help="the summary compared")
     comparing.add_argument("--time-threshold", default=TIME_THRESHOLD, metavar="PCT",
-                           help="relative change of a row's median call that counts "
-                                f"(default {TIME_THRESHOLD}%)")
+                           help="relative change of a row's median call that counts, a "
+                                f"percentage (default {TIME_THRESHOLD}%)")
     comparing.add_argument("--memory-threshold", default=MEMORY_THRESHOLD, metavar="PCT",
-                           help="relative change of a peak or live bytes that counts "
-                                f"(default {MEMORY_THRESHOLD}%: any byte)")
+                           help="relative change of a peak or live bytes that counts, a "
+                                f"percentage (default {MEMORY_THRESHOLD}%: any byte)")
     comparing.add_argument("--fail-on-regression", action="store_true",
                            help="exit 1 when a row is slower or takes more memory, or a "
                                 "place's peak grew")
@@ -147,14 +147,19 @@ def _overwritten_input(option: str, given: str, written: List[str], inputs: List
 
 
 def _diff(options: argparse.Namespace) -> int:
+    try:
+        thresholds = (threshold(options.time_threshold, "--time-threshold"),
+                      threshold(options.memory_threshold, "--memory-threshold"))
+    except ValueError as e:
+        print(f"paddle_prof diff: {e}", file=sys.stderr)
+        return 2
     written = [] if options.output is None else [options.output]
     overwritten = _overwritten_input("-o", options.output, written, [options.base, options.new])
     if overwritten:
         print(f"paddle_prof diff: {overwritten}", file=sys.stderr)
         return 2
     try:
-        result = diff(options.base, options.new, options.time_threshold,
-                      options.memory_threshold)
+        result = diff(options.base, options.new, *thresholds)
     except (TypeError, *_READ_ERRORS) as e:
         print(f"paddle_prof diff: {e}", file=sys.stderr)
         return 2

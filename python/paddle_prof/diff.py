@@ -3,13 +3,15 @@
 Rows match by (name, tag), and by thread or process too when both runs are split that
 way (a process known by its rank, else by its place among the merged inputs or the
 children). Time is judged on each row's median call against the other run's spread of
-calls, so that noise is not a regression; memory is exact.
+calls, so that noise is not a regression (on its average call where a summary has no
+call durations); memory is exact.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import re
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from paddle_prof.merge import PathLike, load
@@ -32,33 +34,38 @@ def _summary(item: Union[Report, PathLike], side: str) -> Dict[str, Any]:
                     f"path (str or os.PathLike)")
 
 
-def _threshold(value: Any, name: str) -> float:
-    """A relative threshold: a number (0.10) or a percentage ('10%')."""
+def threshold(value: Any, name: str) -> float:
+    """A relative threshold as a fraction: from a number (0.1) or a percentage ('10%').
+    A string must end in '%': '10' could mean 10% or 1000%, and neither is guessed."""
     if isinstance(value, str):
         text = value.strip()
         try:
-            number = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+            if not text.endswith("%"):
+                raise ValueError
+            number = float(text[:-1]) / 100
         except ValueError:
-            raise ValueError(f"{name} must be a fraction such as 0.1 or a percentage such as "
-                             f"'10%'; got {value!r}") from None
+            raise ValueError(f"{name} must be a percentage such as '10%'; got {value!r}") from None
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
         number = float(value)
     else:
-        raise TypeError(f"{name} must be a number or a percentage string; got "
+        raise TypeError(f"{name} must be a number (0.1) or a percentage string ('10%'); got "
                         f"{type(value).__name__}")
-    if not (0 <= number < math.inf):
+    if not math.isfinite(number):
+        raise ValueError(f"{name} is not a finite number; got {value!r}")
+    if number < 0:
         raise ValueError(f"{name} must be 0 or more; got {value!r}")
     return number
 
 
 def _process_names(summary: Dict[str, Any]) -> Dict[Any, str]:
     """Each pid of a run, and each input's label in a merged run ("node2 pid 1", which
-    tells apart inputs that share a pid), as the other run would know the same process."""
+    tells apart inputs that share a pid), as the other run would know the same process:
+    by rank, else by its place among the inputs, from 1 as the merge counts them."""
     names: Dict[Any, str] = {}
     for i, entry in enumerate(summary.get("merged_from") or []):
         process = entry.get("process") or {}
         rank = process.get("rank")
-        names[process.get("pid")] = f"rank {rank}" if rank is not None else f"input {i}"
+        names[process.get("pid")] = f"rank {rank}" if rank is not None else f"input {i + 1}"
         if entry.get("label") is not None:
             names[entry["label"]] = names[process.get("pid")]
     own = summary.get("process") or {}
@@ -158,16 +165,29 @@ def _memory_statuses(base: Dict[str, Any], new: Dict[str, Any], threshold: float
     return statuses
 
 
-def _time_statuses(base: Dict[str, Any], new: Dict[str, Any], threshold: float) -> List[str]:
+def _time_statuses(base: Dict[str, Any], new: Dict[str, Any], threshold: float
+                   ) -> Tuple[List[str], Optional[str]]:
+    """The row's time status, and what judged it: "median", "average", or None where a
+    side has no calls."""
+    if not base["calls"] or not new["calls"]:
+        return [], None
     b50, n50 = base.get("p50_ms"), new.get("p50_ms")
     b10, b90 = base.get("p10_ms"), base.get("p90_ms")
-    if None in (b50, n50, b10, b90) or not base["calls"] or not new["calls"]:
-        return []  # a summary written before percentiles: no time judged
+    if None in (b50, n50, b10, b90):
+        # A summary without call durations (written before them, or edited) has no
+        # percentiles: the average call is judged, with no spread to tell noise by.
+        b, n = _average(base), _average(new)
+        return (["slower"] if n > b * (1 + threshold) else
+                ["faster"] if n < b * (1 - threshold) else []), "average"
     if n50 > b50 * (1 + threshold) and n50 > b90:
-        return ["slower"]
+        return ["slower"], "median"
     if n50 < b50 * (1 - threshold) and n50 < b10:
-        return ["faster"]
-    return []
+        return ["faster"], "median"
+    return [], "median"
+
+
+def _average(side: Dict[str, Any]) -> float:
+    return side["total_ms"] / side["calls"]
 
 
 def _place_key(place: Dict[str, Any], names: Dict[Any, str]) -> str:
@@ -181,6 +201,24 @@ def _place_key(place: Dict[str, Any], names: Dict[Any, str]) -> str:
 def _place_peaks(summary: Dict[str, Any]) -> Dict[str, int]:
     names = _process_names(summary)
     return {_place_key(p, names): p["peak_bytes"] for p in summary.get("places") or []}
+
+
+_NAMED_ESCAPES = {"\0": "\\0", "\n": "\\n", "\r": "\\r", "\t": "\\t",
+                  "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_TO_ESCAPE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def _escaped(match: "re.Match[str]") -> str:
+    c = match.group()
+    if "\ud800" <= c <= "\udfff":
+        return "\ufffd"  # a lone surrogate: bytes that were no UTF-8, as the table shows them
+    return _NAMED_ESCAPES.get(c) or f"\\x{ord(c):02x}"
+
+
+def _escape(text: str) -> str:
+    """As the report's tables print names (text_escape.cc): on one line, control
+    characters escaped."""
+    return _TO_ESCAPE.sub(_escaped, text)
 
 
 def format_bytes(n: int) -> str:
@@ -229,14 +267,15 @@ class Diff:
         self.rows: List[Dict[str, Any]] = []
         for key in list(before) + [k for k in after if k not in before]:
             b, n = before.get(key), after.get(key)
+            time_by = None
             if b is None:
                 status = ["new"]
             elif n is None:
                 status = ["gone"]
             else:
-                status = (_time_statuses(b, n, time_threshold) +
-                          _memory_statuses(b, n, memory_threshold)) or ["same"]
-            entry = {"name": key[0], "tag": key[1], "status": status,
+                time, time_by = _time_statuses(b, n, time_threshold)
+                status = (time + _memory_statuses(b, n, memory_threshold)) or ["same"]
+            entry = {"name": key[0], "tag": key[1], "status": status, "time_by": time_by,
                      "base": _side(b), "new": _side(n)}
             if by_thread:
                 entry["thread"] = key[2]
@@ -285,8 +324,13 @@ class Diff:
 
     def table(self) -> str:
         """The changed rows and places as text, as the CLI prints them."""
-        lines = [f"Compared with thresholds: time {self.time_threshold:.0%}, memory "
-                 f"{self.memory_threshold:.0%}"]
+        lines = [f"Compared with thresholds: time {self.time_threshold * 100:g}%, memory "
+                 f"{self.memory_threshold * 100:g}%"]
+        averaged = sum(row["time_by"] == "average" for row in self.rows)
+        if averaged:
+            lines.append(f"Time judged by the average call for {averaged} of {len(self.rows)} "
+                         f"rows: a summary has no call durations (written before them, or "
+                         f"edited)")
         changed = self.changed()
         places = [p for p in self.places if p["status"] != "same"]
         if not changed and not places:
@@ -301,9 +345,11 @@ class Diff:
             if row.get("thread") is not None:
                 label = f"thread{row['thread']}::{label}"
             b, n = row["base"], row["new"]
-            cells.append([label, ",".join(row["status"]),
-                          _change(b and b["calls"], n and n["calls"], str),
-                          _change(b and b["p50_ms"], n and n["p50_ms"], _ms),
+            call = (f"avg {_change(_average(b), _average(n), _ms)}"
+                    if row["time_by"] == "average" else
+                    _change(b and b["p50_ms"], n and n["p50_ms"], _ms))
+            cells.append([_escape(label), ",".join(row["status"]),
+                          _change(b and b["calls"], n and n["calls"], str), call,
                           _change(b and b["total_ms"], n and n["total_ms"], _ms),
                           _change_bytes(_bytes_of(b, "peak_bytes"), _bytes_of(n, "peak_bytes")),
                           _change_bytes(_bytes_of(b, "live_bytes"), _bytes_of(n, "live_bytes"))])
@@ -313,7 +359,7 @@ class Diff:
             lines.extend("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip()
                          for line in cells)
         for place in places:
-            lines.append(f"Peak on {place['place']}: "
+            lines.append(f"Peak on {_escape(place['place'])}: "
                          f"{_change_bytes(place['base_peak_bytes'], place['new_peak_bytes'])}"
                          f" ({place['status']})")
         lines.append(f"Regressions: {len(self.regressions)}")
@@ -338,8 +384,11 @@ def diff(base: Union[Report, PathLike], new: Union[Report, PathLike],
     above the base median and above the base's 90th percentile, ``faster`` likewise below
     it and below the 10th; ``more_memory``/``less_memory`` when a place's peak or live
     bytes moved by more than ``memory_threshold`` (relative; 0: any byte); ``new`` or
-    ``gone`` when one side lacks it; else ``same``. Thresholds are fractions (0.1) or
-    percentages ('10%').
+    ``gone`` when one side lacks it; else ``same``. Where a summary has no call durations
+    (one written before them) a row's average call is judged instead, by the threshold
+    alone, and its ``time_by`` says ``"average"`` (else ``"median"``). Thresholds are
+    numbers, fractions (0.1), or strings, percentages ('10%'); a string without '%' is
+    a ValueError.
 
     Example::
 
@@ -348,5 +397,5 @@ def diff(base: Union[Report, PathLike], new: Union[Report, PathLike],
             print(row)
     """
     return Diff(_summary(base, "base"), _summary(new, "new"),
-                _threshold(time_threshold, "time_threshold"),
-                _threshold(memory_threshold, "memory_threshold"))
+                threshold(time_threshold, "time_threshold"),
+                threshold(memory_threshold, "memory_threshold"))

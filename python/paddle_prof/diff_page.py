@@ -129,9 +129,15 @@ const data = /*DATA*/null;
   document.getElementById('verdict').textContent = diff.regressions.length === 0
       ? (data.changed.length === 0 ? 'No changes.' : 'No regressions.')
       : `${diff.regressions.length} regression${diff.regressions.length === 1 ? '' : 's'}.`;
+  const percent = fraction => `${Number((fraction * 100).toPrecision(6))}%`;
+  const averaged = diff.rows.filter(r => r.time_by === 'average').length;
   document.getElementById('thresholds').textContent =
-      `Thresholds: time ${Math.round(diff.time_threshold * 100)}% (and past the base's ` +
-      `spread of calls), memory ${Math.round(diff.memory_threshold * 100)}%.`;
+      `Thresholds: time ${percent(diff.time_threshold)} (and past the base's spread of ` +
+      `calls), memory ${percent(diff.memory_threshold)}.` +
+      (averaged ? ` Time judged by the average call for ${averaged} of ${diff.rows.length} ` +
+                  'rows: a summary has no call durations (written before them, or edited).'
+                : '');
+  const average = side => side.total_ms / side.calls;
 
   table('rows-table', ['Event', 'Status', 'Calls', 'P50 (ms)', 'Total (ms)', 'Peak Mem.'],
         data.changed.map(r => {
@@ -142,7 +148,9 @@ const data = /*DATA*/null;
                   {text: r.status.join(', '),
                    attributes: {class: 'status ' + r.status.join(' ')}},
                   {text: change(r.base && r.base.calls, r.new && r.new.calls, String)},
-                  {text: change(r.base && r.base.p50_ms, r.new && r.new.p50_ms, formatMs)},
+                  {text: r.time_by === 'average'
+                       ? 'avg ' + change(average(r.base), average(r.new), formatMs)
+                       : change(r.base && r.base.p50_ms, r.new && r.new.p50_ms, formatMs)},
                   {text: change(r.base && r.base.total_ms, r.new && r.new.total_ms, formatMs)},
                   {text: changeBytes(peak(r.base), peak(r.new))}];
         }));

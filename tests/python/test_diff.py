@@ -105,10 +105,18 @@ def test_bad_arguments_are_clear_errors(tmp_path):
     path = run(tmp_path, "a.json")
     with pytest.raises(TypeError, match="give a Report or a summary path"):
         paddle_prof.diff(path, 42)
-    with pytest.raises(ValueError, match="time_threshold must be a fraction"):
+    with pytest.raises(ValueError, match="^time_threshold must be a percentage such as '10%'; "
+                                         "got 'ten percent'$"):
         paddle_prof.diff(path, path, time_threshold="ten percent")
-    with pytest.raises(ValueError, match="memory_threshold must be 0 or more"):
+    with pytest.raises(ValueError, match="^memory_threshold must be 0 or more; got -0.5$"):
         paddle_prof.diff(path, path, memory_threshold=-0.5)
+    # A bare number in a string could be a fraction or a percentage: neither is guessed.
+    with pytest.raises(ValueError, match="^time_threshold must be a percentage such as '10%'"):
+        paddle_prof.diff(path, path, time_threshold="10")
+    for value in ("1e400%", "nan%", float("inf")):
+        with pytest.raises(ValueError, match=f"^time_threshold is not a finite number; got "):
+            paddle_prof.diff(path, path, time_threshold=value)
+    assert paddle_prof.diff(path, path, "2.5%", 0.5).time_threshold == 0.025
 
 
 def cli(*args):
@@ -133,8 +141,16 @@ def test_the_cli_prints_the_changes_and_exits_by_regressions(tmp_path):
     assert lenient.returncode == 0, lenient.stdout
     missing = cli(base, str(tmp_path / "missing.json"))
     assert missing.returncode == 2 and "paddle_prof diff:" in missing.stderr
-    bad = cli(base, base, "--time-threshold", "fast")
-    assert bad.returncode == 2 and "time_threshold" in bad.stderr
+    for value, why in (("fast", "must be a percentage such as '10%'; got 'fast'"),
+                       ("10", "must be a percentage such as '10%'; got '10'"),
+                       ("1e400%", "is not a finite number; got '1e400%'"),
+                       ("-1%", "must be 0 or more; got '-1%'")):
+        bad = cli(base, base, f"--time-threshold={value}")
+        assert (bad.returncode, bad.stdout) == (2, "")
+        assert bad.stderr == f"paddle_prof diff: --time-threshold {why}\n"
+    assert cli(base, base, "--memory-threshold", "0.5").stderr == (
+        "paddle_prof diff: --memory-threshold must be a percentage such as '10%'; got '0.5'\n")
+    assert "time 2.5%, memory 0%" in cli(base, base, "--time-threshold", "2.5%").stdout
 
 
 def test_the_cli_reads_no_directory_and_writes_the_page_over_no_input(tmp_path):
@@ -151,6 +167,85 @@ def test_the_cli_reads_no_directory_and_writes_the_page_over_no_input(tmp_path):
         assert result.stderr == (f"paddle_prof diff: -o {out} is the {what} of the input "
                                  f"{base}.summary.json: give another output path\n")
     assert {p: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
+
+
+def without_durations(path, scale=1.0):
+    """The summary at `path` as one written before call durations were kept, its `op`
+    row's times multiplied by `scale`."""
+    summary = json.loads(open(path + ".summary.json").read())
+    for row in summary["events"]:
+        del row["durations"]
+        for field in ("p10_ms", "p50_ms", "p90_ms", "p99_ms"):
+            row.pop(field)
+        if row["name"] == "op":
+            for field in ("total_ms", "self_ms", "min_ms", "max_ms", "ave_ms"):
+                row[field] *= scale
+    out = f"{path}.x{scale}.summary.json"
+    with open(out, "w") as f:
+        json.dump(summary, f)
+    return out
+
+
+def test_without_call_durations_time_is_judged_by_the_average_call(tmp_path):
+    base = run(tmp_path, "base.json")
+    old, slow = without_durations(base), without_durations(base, 10)
+    result = paddle_prof.diff(old, slow)
+    assert statuses(result)["op"] == ["slower"] and statuses(result)["steady"] == ["same"]
+    op = next(r for r in result.rows if r["name"] == "op")
+    assert op["time_by"] == "average" and op["base"]["p50_ms"] is None
+    assert op["new"]["total_ms"] == pytest.approx(10 * op["base"]["total_ms"])
+    assert statuses(paddle_prof.diff(slow, old))["op"] == ["faster"]
+    assert next(r for r in paddle_prof.diff(base, base).rows)["time_by"] == "median"
+    failing = cli(old, slow, "--fail-on-regression")
+    assert failing.returncode == 1, failing.stdout
+    line = next(l for l in failing.stdout.splitlines() if l.startswith("op "))
+    ave = op["base"]["total_ms"] / CALLS
+    assert f"avg {ave:.6g} -> {10 * ave:.6g}" in line
+    assert ("Time judged by the average call for 4 of 4 rows: a summary has no call durations "
+            "(written before them, or edited)") in failing.stdout
+    same = cli(old, old, "--fail-on-regression")
+    assert same.returncode == 0 and "No changes" in same.stdout
+    assert "Time judged by the average call for 4 of 4 rows" in same.stdout
+    page = tmp_path / "diff.html"
+    result.to_html(page)
+    shown = render(page, tmp_path, """
+        return {thresholds: document.getElementById('thresholds').textContent,
+                op: Array.from(document.querySelectorAll('#rows-table tbody tr'),
+                               tr => Array.from(tr.children, td => td.textContent))
+                    .find(cells => cells[0] === 'op')};""")["value"]
+    assert "Time judged by the average call for 4 of 4 rows" in shown["thresholds"]
+    assert shown["op"][3] == f"avg {ave:.6g} \u2192 {10 * ave:.6g}"
+
+
+def test_names_with_control_characters_stay_on_one_line(tmp_path):
+    base = run(tmp_path, "base.json")
+    path = tmp_path / "odd.json"
+    with paddle_prof.profiler("CPU", profile_path=str(path), stream=io.StringIO()):
+        with paddle_prof.record_event("two\nlines", "tab\there"):
+            pass
+    table = cli(base, str(path)).stdout
+    line = next(l for l in table.splitlines() if l.startswith("two\\nlines [tab\\there] "))
+    assert line.split()[2] == "new"
+    assert not any(line.startswith("lines") for line in table.splitlines())
+
+
+def test_the_inputs_of_merges_without_ranks_are_counted_from_1(tmp_path):
+    merged = paddle_prof.merge([run(tmp_path, "a.json"), run(tmp_path, "b.json")])
+    result = paddle_prof.diff(merged, merged)
+    assert sorted(p["place"] for p in result.places) == ["CPU (input 1)", "CPU (input 2)"]
+
+
+def test_a_negative_byte_count_is_no_summary(tmp_path):
+    base = run(tmp_path, "base.json")
+    summary = json.loads(open(base + ".summary.json").read())
+    summary["places"][0]["peak_bytes"] = -5
+    edited = tmp_path / "edited.summary.json"
+    edited.write_text(json.dumps(summary))
+    result = cli(base, str(edited))
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (f"paddle_prof diff: {edited}: not a paddle_prof summary "
+                             f"('peak_bytes' is -5, not an integer from 0 to "
+                             f"9223372036854775807)\n")
 
 
 def test_the_page_shows_changed_rows_memory_of_both_runs_and_steps(tmp_path):
