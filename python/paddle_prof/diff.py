@@ -4,7 +4,7 @@ Rows match by (name, tag), and by thread or process too when both runs are split
 way (a process known by its rank, else by its place among the merged inputs or the
 children). Time is judged on each row's median call against the other run's spread of
 calls, so that noise is not a regression (on its average call where a summary has no
-call durations); memory is exact.
+call durations), and only where each side has 10 calls or more; memory is exact.
 """
 
 from __future__ import annotations
@@ -19,6 +19,10 @@ from paddle_prof.report import Report
 
 # A row's statuses that are regressions.
 REGRESSIONS = ("slower", "more_memory")
+# A row's time is judged only where each side has this many calls: fewer give no spread
+# to tell noise from a change by (the nearest-rank P90 of under 10 calls is the slowest
+# one), and a row of one call measured twice differs by 40% on a quiet machine.
+SPREAD_CALLS = 10
 # The thresholds diff(), the CLI and the pytest plugin take when given none, as the
 # percentages their options read.
 TIME_THRESHOLD = "10%"
@@ -167,10 +171,12 @@ def _memory_statuses(base: Dict[str, Any], new: Dict[str, Any], threshold: float
 
 def _time_statuses(base: Dict[str, Any], new: Dict[str, Any], threshold: float
                    ) -> Tuple[List[str], Optional[str]]:
-    """The row's time status, and what judged it: "median", "average", or None where a
-    side has no calls."""
+    """The row's time status, and what judged it: "median", "average", "few_calls" (not
+    judged: a side has fewer than SPREAD_CALLS calls), or None where a side has none."""
     if not base["calls"] or not new["calls"]:
         return [], None
+    if min(base["calls"], new["calls"]) < SPREAD_CALLS:
+        return [], "few_calls"
     b50, n50 = base.get("p50_ms"), new.get("p50_ms")
     b10, b90 = base.get("p10_ms"), base.get("p90_ms")
     if None in (b50, n50, b10, b90):
@@ -331,6 +337,11 @@ class Diff:
             lines.append(f"Time judged by the average call for {averaged} of {len(self.rows)} "
                          f"rows: a summary has no call durations (written before them, or "
                          f"edited)")
+        few = sum(row["time_by"] == "few_calls" for row in self.rows)
+        if few:
+            lines.append(f"Time not judged for {few} of {len(self.rows)} rows: fewer than "
+                         f"{SPREAD_CALLS} calls on a side give no spread to tell noise by "
+                         f"(memory is judged on every row)")
         changed = self.changed()
         places = [p for p in self.places if p["status"] != "same"]
         if not changed and not places:
@@ -386,7 +397,9 @@ def diff(base: Union[Report, PathLike], new: Union[Report, PathLike],
     bytes moved by more than ``memory_threshold`` (relative; 0: any byte); ``new`` or
     ``gone`` when one side lacks it; else ``same``. Where a summary has no call durations
     (one written before them) a row's average call is judged instead, by the threshold
-    alone, and its ``time_by`` says ``"average"`` (else ``"median"``). Thresholds are
+    alone, and its ``time_by`` says ``"average"`` (else ``"median"``). A row with fewer
+    than SPREAD_CALLS (10) calls on a side has no spread to judge its time by: its time is
+    not judged (``time_by``: ``"few_calls"``), its memory is. Thresholds are
     numbers, fractions (0.1), or strings, percentages ('10%'); a string without '%' is
     a ValueError.
 

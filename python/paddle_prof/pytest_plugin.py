@@ -40,7 +40,7 @@ from typing import Any, Dict, List, Optional, Union
 
 import pytest
 
-from paddle_prof.diff import MEMORY_THRESHOLD, TIME_THRESHOLD
+from paddle_prof.diff import MEMORY_THRESHOLD, SPREAD_CALLS, TIME_THRESHOLD
 from paddle_prof.diff import format_bytes as _format_bytes
 
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20,
@@ -73,8 +73,8 @@ def pytest_addoption(parser: Any) -> None:
                          "summaries in DIR (paddle_prof.diff)")
     group.addoption("--paddle-prof-time-threshold", metavar="PCT", default=TIME_THRESHOLD,
                     help="with --paddle-prof-compare: a row's median call slower by more "
-                         f"than this (and than the baseline's P90) is a regression "
-                         f"({TIME_THRESHOLD}%)")
+                         f"than this (and than the baseline's P90) is a regression, on rows of "
+                         f"{SPREAD_CALLS} calls or more ({TIME_THRESHOLD}%)")
     group.addoption("--paddle-prof-memory-threshold", metavar="PCT", default=MEMORY_THRESHOLD,
                     help="with --paddle-prof-compare: peak or live bytes grown by more than "
                          f"this are a regression ({MEMORY_THRESHOLD}%: any byte)")

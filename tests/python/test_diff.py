@@ -344,3 +344,33 @@ def test_rows_split_by_process_match_by_the_process_not_its_pid():
     assert set(work) == {"main process", "child 0"}
     assert work["child 0"]["status"] == ["slower"]
     assert "slower" not in work["main process"]["status"]
+
+
+def few_calls_run(tmp_path, name, ms, calls):
+    """`calls` calls of `op`, spinning `ms` each, and one call of `once`, spinning `ms`."""
+    path = tmp_path / name
+    with paddle_prof.profiler("CPU", profile_path=str(path), stream=io.StringIO()):
+        for _ in range(calls):
+            with paddle_prof.record_event("op"):
+                spin(ms)
+        with paddle_prof.record_event("once"):
+            spin(ms)
+    return str(path)
+
+
+def test_time_is_judged_only_where_each_side_has_ten_calls_and_memory_always(tmp_path):
+    # Five times slower: a row of 10 calls is slower; a row of 9 calls, or of one, has no
+    # spread to judge its time by, and the table says so.
+    for calls, judged in ((10, True), (9, False)):
+        base = few_calls_run(tmp_path, f"base{calls}.json", 1.0, calls)
+        new = few_calls_run(tmp_path, f"new{calls}.json", 5.0, calls)
+        result = paddle_prof.diff(base, new)
+        rows = {row["name"]: row for row in result.rows}
+        assert rows["once"]["status"] == ["same"] and rows["once"]["time_by"] == "few_calls"
+        if judged:
+            assert rows["op"]["status"] == ["slower"] and rows["op"]["time_by"] == "median"
+            assert "Time not judged for 1 of 2 rows: fewer than 10 calls" in result.table()
+        else:
+            assert rows["op"]["status"] == ["same"] and rows["op"]["time_by"] == "few_calls"
+            assert result.regressions == []
+            assert "Time not judged for 2 of 2 rows: fewer than 10 calls" in result.table()

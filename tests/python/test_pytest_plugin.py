@@ -117,9 +117,9 @@ BASELINE = """
 
 
 def test_a_saved_baseline_catches_an_enlarged_allocation(tmp_path):
-    # Memory is exact; the time of a row of one call has no spread to tell noise by (a
-    # 0.15 ms call took 0.24 ms once here), so the compares judge memory alone.
-    memory_only = ("--paddle-prof-time-threshold", "1000%")
+    # The defaults: the row of one call has no spread to judge its time by (a 0.15 ms call
+    # took 0.24 ms once here), so its time is not judged; its memory is, exactly.
+    memory_only = ()
     baseline = tmp_path / "baseline"
     saved, outcomes = pytest_run(tmp_path, BASELINE, "--paddle-prof-save", str(baseline),
                                  env={"SUBJECT_BYTES": "4000"})
@@ -278,3 +278,23 @@ def test_baselines_are_one_file_per_test_and_a_wrong_directory_is_one_usage_erro
     assert set(outcomes.values()) == {"PASSED"}, compared.stdout[-3000:]
     assert (f"1 profiled test(s) not compared: no baseline in {baseline}"
             in compared.stdout), compared.stdout[-3000:]
+
+
+UNCHANGED = """
+    import pytest
+    import paddle_prof
+
+    @pytest.mark.parametrize("i", range(10))
+    def test_one_call(i):
+        with paddle_prof.record_event("one"):
+            kept = paddle_prof.empty((1000 + i,), "uint8")
+"""
+
+
+def test_unchanged_code_passes_its_own_baseline_with_the_defaults(tmp_path):
+    baseline = tmp_path / "baseline"
+    saved, outcomes = pytest_run(tmp_path, UNCHANGED, "--paddle-prof-save", str(baseline))
+    assert saved.returncode == 0, saved.stdout[-3000:]
+    for _ in range(3):
+        same, outcomes = pytest_run(tmp_path, UNCHANGED, "--paddle-prof-compare", str(baseline))
+        assert same.returncode == 0 and set(outcomes.values()) == {"PASSED"}, same.stdout[-3000:]
