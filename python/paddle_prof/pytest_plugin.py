@@ -295,7 +295,7 @@ def pytest_runtest_makereport(item: Any, call: Any):
     try:
         failures = _checks(item)
     except (OSError, ValueError, TypeError) as e:  # a bad marker or file: said, not raised
-        failures = [f"paddle_prof: {e}"]
+        failures = [str(e)]  # the report says "paddle_prof: " once, before them all
     if failures and report.outcome == "passed":
         report.outcome = "failed"
         report.longrepr = "paddle_prof: " + "\n".join(failures)
