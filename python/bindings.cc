@@ -232,17 +232,26 @@ py::array Empty(const std::vector<py::ssize_t>& shape, const py::dtype& dtype,
                          " holds Python objects, which a raw buffer cannot hold safely; use "
                          "numpy.empty for object arrays");
   }
-  size_t bytes = static_cast<size_t>(dtype.itemsize());
+  // From Python, not py::dtype::itemsize(): a pybind11 older than 2.12 reads numpy 1.x's
+  // descriptor layout, which numpy 2 changed (it read 0, and the strides made from it).
+  const auto itemsize = dtype.attr("itemsize").cast<py::ssize_t>();
+  size_t bytes = static_cast<size_t>(itemsize);
   for (const py::ssize_t extent : shape) {
     if (extent < 0) throw std::invalid_argument("empty(): negative dimension in shape");
     if (__builtin_mul_overflow(bytes, static_cast<size_t>(extent), &bytes)) {
       throw std::length_error("empty(): the array would hold more bytes than memory can");
     }
   }
+  std::vector<py::ssize_t> strides(shape.size());  // C order
+  py::ssize_t stride = itemsize;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= shape[i];
+  }
   void* data = NumpyAllocator().Allocate(bytes);
   if (data == nullptr) throw std::bad_alloc();
   py::capsule owner(data, [](void* p) { NumpyAllocator().Free(p); });
-  return py::array(dtype, shape, data, owner);
+  return py::array(dtype, shape, strides, data, owner);
 }
 
 internal::ReportOptions Options(const std::string& sorted_key, const std::string& profile_path,

@@ -24,6 +24,7 @@ def test_fill_constant_reads_exactly_its_bytes_peak_and_live():
     assert m['live_bytes'] == 3136000
     assert m['alloc_bytes'] == 3136000 and m['alloc_count'] == 1
     assert x.shape == (1000, 784) and x.dtype == np.float32 and x.nbytes == 3136000
+    assert x.strides == (784 * 4, 4)  # read from numpy 1.x and 2.x alike
     x[:] = 1.0  # the buffer is real memory
     assert float(x.sum()) == 784000.0
 
