@@ -16,10 +16,13 @@ crash: the entry points and the layouts it reads are Paddle 3.x's.
 
 from __future__ import annotations
 
+from typing import Any, Optional
+
 import paddle
 
 from paddle_prof import _paddle_bridge
-from paddle_prof.profiler import profiler
+from paddle_prof.paddle_layers import LayerEvents
+from paddle_prof.profiler import profiler as _base_profiler
 
 __all__ = ["profiler", "SERVED"]
 
@@ -48,3 +51,31 @@ def _install() -> None:
 
 _install()
 
+
+class profiler(_base_profiler):  # noqa: N801 (the API's name)
+    """paddle_prof.profiler for PaddlePaddle programs: the same arguments, plus
+    ``modules`` (default True), which makes each ``paddle.nn.Layer`` call an event
+    ``nn.Layer: <path>``, so that ops nest under their layer and ``report.modules`` gives
+    each layer's calls, time, parameters and memory. Each step's time splits into phases
+    (``steps[i].phases_ms``: forward, the root layers' calls; backward,
+    ``Tensor.backward``; optimizer, an optimizer's ``step``, ``clear_grad`` and
+    ``minimize``; other), and ``prof.step(num_samples=N)`` gives the throughput."""
+
+    def __init__(self, state: str = "CPU", sorted_key: Optional[str] = None,
+                 profile_path: Optional[str] = None, *, modules: bool = True,
+                 **options: Any) -> None:
+        super().__init__(state, sorted_key, profile_path, **options)
+        self.modules = bool(modules)
+        self._events: Optional[LayerEvents] = None
+
+    def __enter__(self) -> "profiler":
+        super().__enter__()
+        self._events = LayerEvents(self.modules)
+        self._events.install()
+        return self
+
+    def __exit__(self, *exc_info: object) -> bool:
+        if self._events is not None:
+            self._events.remove()
+            self._events = None
+        return super().__exit__(*exc_info)

@@ -19,6 +19,7 @@ from typing import Any, Dict, Optional
 import torch
 
 from paddle_prof import _torch_bridge
+from paddle_prof.module_paths import held_as
 from paddle_prof.torch_memory import MemoryKinds, mark_inputs
 
 # True while torch.compile traces (torch 2.x): module calls then record nothing, so that
@@ -40,19 +41,8 @@ def _register(module: torch.nn.Module, path: str, parent: int) -> int:
 
 
 def _held_as(caller: torch.nn.Module, module: torch.nn.Module) -> str:
-    """The name under which ``caller`` holds ``module``: its attribute, or the shortest
-    attribute path to it (a caller that calls a grandchild); each, as ``{l1,l2}``, where
-    it holds the module under several; the module's type for one it does not hold (made
-    or passed in during the forward)."""
-    names = [name for name, child in caller._modules.items() if child is module]
-    if not names:
-        paths = [name for name, m in caller.named_modules(remove_duplicate=False)
-                 if m is module and name]
-        shortest = min((p.count(".") for p in paths), default=0)
-        names = [p for p in paths if p.count(".") == shortest]
-    if not names:
-        return type(module).__name__
-    return names[0] if len(names) == 1 else "{" + ",".join(names) + "}"
+    return held_as(caller._modules.items(),
+                   lambda: caller.named_modules(remove_duplicate=False), module)
 
 
 class ModuleEvents:

@@ -27,8 +27,8 @@ struct Accumulated {
 
 ModuleCallKind KindOf(std::string_view name,
                       const std::unordered_map<std::string_view, int>& by_path) {
-  if (name.substr(0, kModuleEventPrefix.size()) != kModuleEventPrefix) return {};
-  std::string_view path = name.substr(kModuleEventPrefix.size());
+  std::string_view path;
+  if (!ModuleEventPath(name, &path)) return {};
   if (const auto it = by_path.find(path); it != by_path.end()) return {it->second, false};
   if (path.size() > kModuleBackwardSuffix.size() &&
       path.substr(path.size() - kModuleBackwardSuffix.size()) == kModuleBackwardSuffix) {

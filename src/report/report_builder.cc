@@ -273,16 +273,14 @@ void AddNativeStacks(const Collection& c, int place, uint64_t peak_tick, CallPat
 
 // The innermost module forward in a call path ("Net.block.fc1"), or "" for none.
 std::string ModuleOf(const std::vector<std::string>& path) {
-  constexpr std::string_view kModule = "nn.Module: ";
-  constexpr std::string_view kBackward = ".backward";
   for (auto it = path.rbegin(); it != path.rend(); ++it) {
-    const std::string_view name = *it;
-    if (name.substr(0, kModule.size()) != kModule) continue;
-    if (name.size() >= kBackward.size() &&
-        name.substr(name.size() - kBackward.size()) == kBackward) {
+    std::string_view module;
+    if (!ModuleEventPath(*it, &module)) continue;
+    if (module.size() >= kModuleBackwardSuffix.size() &&
+        module.substr(module.size() - kModuleBackwardSuffix.size()) == kModuleBackwardSuffix) {
       continue;
     }
-    return std::string(name.substr(kModule.size()));
+    return std::string(module);
   }
   return "";
 }

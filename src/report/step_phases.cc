@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "gpu_correlation.h"
+#include "model_modules.h"
 #include "name_interner.h"
 #include "number_format.h"
 #include "record_cursor.h"
@@ -100,14 +101,16 @@ double Median(std::vector<double> values) {
 }  // namespace
 
 Phase PhaseOf(std::string_view name) {
-  constexpr std::string_view kModule = "nn.Module: ";
   if (StartsWith(name, "enumerate(DataLoader)#")) return Phase::kData;
-  if (StartsWith(name, kModule)) {  // a root's path is its class name alone
-    return name.find('.', kModule.size()) == std::string_view::npos ? Phase::kForward
-                                                                    : Phase::kNone;
+  if (std::string_view path; ModuleEventPath(name, &path)) {  // a root's: its class name alone
+    return path.find('.') == std::string_view::npos ? Phase::kForward : Phase::kNone;
   }
-  if (name == "torch.autograd.backward" || name == "torch.autograd.grad") return Phase::kBackward;
-  if (StartsWith(name, "Optimizer.step#") || StartsWith(name, "Optimizer.zero_grad#")) {
+  if (name == "torch.autograd.backward" || name == "torch.autograd.grad" ||
+      name == "paddle.autograd.backward") {
+    return Phase::kBackward;
+  }
+  if (StartsWith(name, "Optimizer.step#") || StartsWith(name, "Optimizer.zero_grad#") ||
+      StartsWith(name, "Optimizer.clear_grad#")) {
     return Phase::kOptimizer;
   }
   return Phase::kNone;

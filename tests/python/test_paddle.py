@@ -128,3 +128,59 @@ def test_run_installs_the_bridge_when_the_script_imports_paddle(tmp_path):
     assert rows["full"]["calls"] == 2
     assert rows["full"]["memory"]["CPU"]["peak_bytes"] == FULL_BYTES
     assert rows["matmul"]["memory"]["CPU"]["live_bytes"] == 1000 * 10 * 4
+
+
+class Net(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = paddle.nn.Linear(784, 128)
+        self.fc2 = paddle.nn.Linear(128, 10)
+        self.head = self.fc2  # one layer held under two names
+
+    def forward(self, x):
+        return self.head(paddle.nn.functional.relu(self.fc1(x)))
+
+
+def train_net(steps=3, **options):
+    paddle.disable_static()
+    paddle.seed(0)
+    net = Net()
+    optimizer = paddle.optimizer.Adam(parameters=net.parameters())
+    x = paddle.randn([64, 784])
+    with paddle_prof.paddle.profiler("CPU", "total", stream=io.StringIO(), **options) as prof:
+        for _ in range(steps):
+            loss = net(x).mean()
+            loss.backward()
+            optimizer.step()
+            optimizer.clear_grad()
+            prof.step(num_samples=64)
+    return prof.report
+
+
+def test_layers_are_the_model_view_with_their_ops_memory():
+    report = train_net()
+    modules = {m.path: m for m in report.modules}
+    assert list(modules) == ["Net", "Net.fc1", "Net.{fc2,head}"]
+    assert [(m.type, m.calls) for m in modules.values()] == [("Net", 3), ("Linear", 3),
+                                                              ("Linear", 3)]
+    assert modules["Net.fc1"].params == 784 * 128 + 128
+    assert modules["Net.fc1"].param_bytes == 4 * (784 * 128 + 128)
+    assert modules["Net"].params == 784 * 128 + 128 + 128 * 10 + 10
+    assert modules["Net"].forward_ms >= modules["Net.fc1"].forward_ms
+    # fc1's ops ran inside its call: their outputs (64 x 128 floats, kept alive for the
+    # backward) are what its forward left alive.
+    assert modules["Net.fc1"].memory["CPU"]["activation_bytes"] >= 64 * 128 * 4
+    assert not train_net(steps=1, modules=False).modules
+
+
+def test_each_step_splits_into_phases_that_add_up_to_it():
+    steps = train_net().to_dict()["steps"]
+    assert len(steps) == 3
+    for step in steps:
+        phases = step["phases_ms"]
+        assert abs(sum(phases.values()) - step["wall_ms"]) < 1e-3  # 1 µs
+        assert phases["forward"] > 0 and phases["backward"] > 0 and phases["optimizer"] > 0
+        assert step["samples"] == 64
+    # The window's hooks are gone with it.
+    assert "recorded" not in paddle.Tensor.backward.__qualname__
+    assert paddle.nn.Layer.__call__.__qualname__ == "Layer.__call__"

@@ -1,0 +1,125 @@
+"""PaddlePaddle's model view and step phases under paddle_prof.paddle.profiler: each
+``paddle.nn.Layer`` call is an event ``nn.Layer: <path>`` (named as PyTorch's modules
+are: module_paths.py), each backward pass ``paddle.autograd.backward``, an optimizer's
+``step``, ``clear_grad`` and ``minimize`` ``Optimizer.<method>#<type>.<method>``: the
+events the report's ``modules`` and step phases read. Installed for a window
+(install/remove); the layers' gradient computation is not yet an event of its own.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import paddle
+
+from paddle_prof import _core
+from paddle_prof.module_paths import held_as
+from paddle_prof.record_event import record_event
+
+_OPTIMIZER_METHODS = ("step", "clear_grad", "minimize")
+
+
+def _param_figures(layer: Any) -> Tuple[int, int]:
+    params = param_bytes = 0
+    for p in layer.parameters():
+        count = 1
+        for extent in p.shape:
+            count *= int(extent)
+        params += count
+        param_bytes += count * p.element_size()
+    return params, param_bytes
+
+
+def _scoped(function: Callable[..., Any], name: Callable[[Any], str]) -> Callable[..., Any]:
+    """`function` with each call recorded as the event `name(self)`."""
+
+    def recorded(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with record_event(name(self)):
+            return function(self, *args, **kwargs)
+
+    recorded.__wrapped__ = function  # type: ignore[attr-defined]
+    return recorded
+
+
+def _optimizer_classes() -> List[type]:
+    found, todo = [], [paddle.optimizer.Optimizer]
+    while todo:
+        cls = todo.pop()
+        if cls not in found:
+            found.append(cls)
+            todo.extend(cls.__subclasses__())
+    return found
+
+
+class LayerEvents:
+    """Records layer calls (when ``layers``), backward passes and optimizer calls for one
+    window, from install() until remove()."""
+
+    def __init__(self, layers: bool) -> None:
+        self.layers = layers
+        self._open = threading.local()  # each thread's open calls: (layer, path)
+        # Each layer's path by its caller's path (None for a root): weak, so a layer
+        # made where a dead one was is named anew.
+        self._paths: "weakref.WeakKeyDictionary[Any, Dict[Optional[str], str]]" = \
+            weakref.WeakKeyDictionary()
+        self._noted: set = set()
+        self._patched: List[Tuple[Any, str, Any]] = []  # (owner, name, original)
+
+    def _path(self, layer: Any, caller: Optional[Tuple[Any, str]]) -> str:
+        known = self._paths.setdefault(layer, {})
+        caller_path = caller[1] if caller is not None else None
+        path = known.get(caller_path)
+        if path is None:
+            if caller is None:
+                path = type(layer).__name__
+            else:
+                parent = caller[0]
+                path = caller_path + "." + held_as(
+                    parent._sub_layers.items(),
+                    lambda: parent.named_sublayers(include_self=False), layer)
+            known[caller_path] = path
+        if path not in self._noted:
+            self._noted.add(path)
+            _core.note_module(path, type(layer).__name__, *_param_figures(layer))
+        return path
+
+    def _patch(self, owner: Any, name: str, replacement: Any) -> None:
+        self._patched.append((owner, name, owner.__dict__[name]))
+        setattr(owner, name, replacement)
+
+    def install(self) -> None:
+        if self.layers:
+            self._patch(paddle.nn.Layer, "__call__", self._layer_call(paddle.nn.Layer.__call__))
+        self._patch(paddle.Tensor, "backward",
+                    _scoped(paddle.Tensor.backward, lambda _: "paddle.autograd.backward"))
+        for cls in _optimizer_classes():
+            for method in _OPTIMIZER_METHODS:
+                if method in cls.__dict__:
+                    self._patch(cls, method, _scoped(
+                        cls.__dict__[method],
+                        lambda optimizer, m=method: (f"Optimizer.{m}#"
+                                                     f"{type(optimizer).__name__}.{m}")))
+
+    def _layer_call(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        events = self
+
+        def __call__(layer: Any, *args: Any, **kwargs: Any) -> Any:
+            stack = getattr(events._open, "calls", None)
+            if stack is None:
+                stack = events._open.calls = []
+            path = events._path(layer, stack[-1] if stack else None)
+            stack.append((layer, path))
+            try:
+                with record_event("nn.Layer: " + path):
+                    return original(layer, *args, **kwargs)
+            finally:
+                stack.pop()
+
+        return __call__
+
+    def remove(self) -> None:
+        for owner, name, original in reversed(self._patched):
+            setattr(owner, name, original)
+        self._patched.clear()
