@@ -6,7 +6,8 @@ op run in a window is an event named by the op (``matmul``, its gradient
 ``matmul_grad``, ``adam_``; ``pd_op.matmul`` of a static program is ``matmul`` too), and
 every allocation and free of Paddle's allocator is tracked on its place (``CPU``,
 ``CUDA:<n>``) and charged to the op open on its thread: exact per-op peak and live bytes.
-``paddle_prof.paddle.profiler`` is ``paddle_prof.profiler``; ``reset_profiler()``,
+``paddle_prof.paddle.profiler`` is ``paddle_prof.profiler`` with the layers and step
+phases of paddle_layers.py; ``reset_profiler()``,
 schedules, reports, traces, summaries, diff, merge and the pytest markers work on it as
 on any window (paddle_prof/_paddle_bridge, python/paddle_bridge.cc).
 
