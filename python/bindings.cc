@@ -425,6 +425,27 @@ PYBIND11_MODULE(_core, m) {
       py::arg("num_samples") = py::none());
   m.def("note_module", &NoteModule, py::arg("path"), py::arg("type"), py::arg("params"),
         py::arg("param_bytes"));
+  // Memory kinds told by a block's address (the PaddlePaddle bridge's tensors, whose
+  // data pointer is their allocation's): the kinds of block_kind.h.
+  m.attr("PARAMETER") = py::int_(static_cast<int>(internal::kParameterBlock));
+  m.attr("GRADIENT") = py::int_(static_cast<int>(internal::kGradientBlock));
+  m.attr("OPTIMIZER_STATE") = py::int_(static_cast<int>(internal::kOptimizerStateBlock));
+  m.def(
+      "set_memory_categories", [](bool on) { internal::SetMemoryCategories(on); },
+      py::arg("on"), "Turns the window's memory categories on or off.");
+  m.def(
+      "mark_blocks",
+      [](const std::vector<uintptr_t>& addresses, int kind) {
+        int64_t missing = 0;
+        for (const uintptr_t address : addresses) {
+          missing += !internal::MarkBlock(reinterpret_cast<const void*>(address),
+                                          static_cast<uint8_t>(kind));
+        }
+        return missing;
+      },
+      py::arg("addresses"), py::arg("kind"),
+      "Tells the live tracked block at each address what it is (`kind`); returns how many "
+      "had none.");
   m.def("is_enabled", &IsProfilerEnabled);
   python_stacks::Define(m);
   m.def("empty", &Empty, py::arg("shape"), py::arg("dtype"), py::arg("place"));

@@ -21,8 +21,9 @@ from typing import Any, Optional
 
 import paddle
 
-from paddle_prof import _paddle_bridge
+from paddle_prof import _core, _paddle_bridge
 from paddle_prof.paddle_layers import LayerEvents
+from paddle_prof.paddle_memory import MemoryKinds
 from paddle_prof.profiler import profiler as _base_profiler
 
 __all__ = ["profiler", "SERVED"]
@@ -68,10 +69,12 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
         super().__init__(state, sorted_key, profile_path, **options)
         self.modules = bool(modules)
         self._events: Optional[LayerEvents] = None
+        self._kinds: Optional[MemoryKinds] = None
 
     def __enter__(self) -> "profiler":
         super().__enter__()
-        self._events = LayerEvents(self.modules)
+        self._kinds = MemoryKinds()
+        self._events = LayerEvents(self.modules, self._kinds)
         self._events.install()
         return self
 
@@ -80,3 +83,16 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
             self._events.remove()
             self._events = None
         return super().__exit__(*exc_info)
+
+    def _start(self) -> None:
+        super()._start()
+        _core.set_memory_categories(True)  # each window, as a schedule opens them
+
+    def _before_stop(self) -> None:
+        if self._kinds is not None:
+            self._kinds.scan()  # parameters and state made since the last step too
+
+    def step(self, num_samples: Optional[int] = None) -> None:
+        if self._kinds is not None and self._recording:
+            self._kinds.scan()  # the step's gradients and state, before they are freed
+        super().step(num_samples)

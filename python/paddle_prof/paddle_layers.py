@@ -16,6 +16,7 @@ import paddle
 
 from paddle_prof import _core
 from paddle_prof.module_paths import held_as
+from paddle_prof.paddle_memory import MemoryKinds
 from paddle_prof.record_event import record_event
 
 _OPTIMIZER_METHODS = ("step", "clear_grad", "minimize")
@@ -57,8 +58,9 @@ class LayerEvents:
     """Records layer calls (when ``layers``), backward passes and optimizer calls for one
     window, from install() until remove()."""
 
-    def __init__(self, layers: bool) -> None:
+    def __init__(self, layers: bool, kinds: MemoryKinds) -> None:
         self.layers = layers
+        self.kinds = kinds  # told of each root layer and each optimizer stepped
         self._open = threading.local()  # each thread's open calls: (layer, path)
         # Each layer's path by its caller's path (None for a root): weak, so a layer
         # made where a dead one was is named anew.
@@ -74,6 +76,7 @@ class LayerEvents:
         if path is None:
             if caller is None:
                 path = type(layer).__name__
+                self.kinds.note_root(layer)
             else:
                 parent = caller[0]
                 path = caller_path + "." + held_as(
@@ -97,10 +100,24 @@ class LayerEvents:
         for cls in _optimizer_classes():
             for method in _OPTIMIZER_METHODS:
                 if method in cls.__dict__:
-                    self._patch(cls, method, _scoped(
-                        cls.__dict__[method],
-                        lambda optimizer, m=method: (f"Optimizer.{m}#"
-                                                     f"{type(optimizer).__name__}.{m}")))
+                    self._patch(cls, method, self._optimizer_call(cls.__dict__[method], method))
+
+    def _optimizer_call(self, original: Callable[..., Any], method: str) -> Callable[..., Any]:
+        """An optimizer's `method` as an event; a step's parameters, gradients and state
+        told after it, before the gradients are cleared."""
+        recorded = _scoped(original, lambda optimizer: (f"Optimizer.{method}#"
+                                                        f"{type(optimizer).__name__}.{method}"))
+        if method == "clear_grad":
+            return recorded
+        kinds = self.kinds
+
+        def stepped(optimizer: Any, *args: Any, **kwargs: Any) -> Any:
+            result = recorded(optimizer, *args, **kwargs)
+            kinds.note_optimizer(optimizer)
+            kinds.scan()
+            return result
+
+        return stepped
 
     def _layer_call(self, original: Callable[..., Any]) -> Callable[..., Any]:
         events = self

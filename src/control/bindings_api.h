@@ -30,8 +30,9 @@
 //  - AdoptBlock (memory_tracker.h): the CPU tensors that c10 allocated before the
 //    wrapper, known from `import paddle_prof.torch` on;
 //  - MarkBlock (memory_tracker.h), the kinds of block_kind.h and SetMemoryCategories
-//    (profiler_control.h): paddle_prof.torch's memory categories, which it finds by the
-//    storage of parameters, gradients and optimizer state;
+//    (profiler_control.h): the memory categories of paddle_prof.torch, which finds
+//    parameters, gradients and optimizer state by their storage, and of
+//    paddle_prof.paddle, which finds them by their data pointer;
 //  - SetDistributedInfo (profiler_control.h): the rank and clock offset the Python
 //    profiler finds in torch.distributed as a window opens;
 //  - LoadSummary (summary_reader.h): paddle_prof.load(), and the summaries a merge reads;

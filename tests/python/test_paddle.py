@@ -184,3 +184,16 @@ def test_each_step_splits_into_phases_that_add_up_to_it():
     # The window's hooks are gone with it.
     assert "recorded" not in paddle.Tensor.backward.__qualname__
     assert paddle.nn.Layer.__call__.__qualname__ == "Layer.__call__"
+
+
+def test_parameters_gradients_and_adams_state_are_known_by_identity_to_the_byte():
+    report = train_net()
+    params = 784 * 128 + 128 + 128 * 10 + 10
+    [cpu] = [p for p in report.to_dict()["places"] if p["place"] == "CPU"]
+    end = cpu["categories_end"]
+    assert end["parameter"] == 4 * params
+    assert end["gradient"] == 4 * params  # clear_grad() keeps them, zeroed
+    # Adam: two moments per parameter, and two 1-element beta powers per weight and bias.
+    assert end["optimizer_state"] == 2 * 4 * params + 4 * 2 * 4
+    assert sum(end.values()) == cpu["end_bytes"]
+    assert sum(cpu["categories_at_peak"].values()) == cpu["peak_bytes"]

@@ -1,0 +1,53 @@
+"""Memory kinds under paddle_prof.paddle.profiler: the blocks of the parameters of the
+layers called in the window (their roots') and of the optimizers stepped in it, of their
+gradients, and of those optimizers' state (moments, beta powers, velocity, master
+weights), told to the core by address: a Paddle tensor's data pointer is where its
+allocation starts, which the bridge tracked. They are told after each optimizer step, at
+each step's end and at the stop; a block keeps what it was told for its whole life. The
+report derives input, temporary, activation and other from when each block lived
+(src/report/memory_categories.h), as for PyTorch.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Iterable, List
+
+from paddle_prof import _core
+
+
+def _addresses(tensors: Iterable[Any]) -> List[int]:
+    found = []
+    for tensor in tensors:
+        try:
+            if tensor is not None and tensor._is_initialized():
+                found.append(tensor.data_ptr())
+        except (AttributeError, RuntimeError, ValueError):  # not a dense tensor with data
+            continue
+    return found
+
+
+class MemoryKinds:
+    """The root layers and optimizers of one window, whose blocks scan() tells."""
+
+    def __init__(self) -> None:
+        self._roots: "weakref.WeakSet[Any]" = weakref.WeakSet()
+        self._optimizers: "weakref.WeakSet[Any]" = weakref.WeakSet()
+
+    def note_root(self, layer: Any) -> None:
+        self._roots.add(layer)
+
+    def note_optimizer(self, optimizer: Any) -> None:
+        self._optimizers.add(optimizer)
+
+    def scan(self) -> None:
+        params = [p for root in list(self._roots) for p in root.parameters()]
+        state = []
+        for optimizer in list(self._optimizers):
+            params.extend(getattr(optimizer, "_parameter_list", None) or [])
+            for by_param in (getattr(optimizer, "_accumulators", None) or {}).values():
+                state.extend(by_param.values())
+            state.extend((getattr(optimizer, "_master_weights", None) or {}).values())
+        _core.mark_blocks(_addresses(params), _core.PARAMETER)
+        _core.mark_blocks(_addresses(p.grad for p in params), _core.GRADIENT)
+        _core.mark_blocks(_addresses(state), _core.OPTIMIZER_STATE)
