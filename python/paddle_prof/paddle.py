@@ -24,6 +24,7 @@ import paddle
 from paddle_prof import _core, _paddle_bridge
 from paddle_prof.paddle_layers import LayerEvents
 from paddle_prof.paddle_memory import MemoryKinds
+from paddle_prof.profiler import implicit_window_ending
 from paddle_prof.profiler import profiler as _base_profiler
 
 __all__ = ["profiler", "SERVED"]
@@ -96,3 +97,22 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
         if self._kinds is not None and self._recording:
             self._kinds.scan()  # the step's gradients and state, before they are freed
         super().step(num_samples)
+
+
+def attach_to_implicit_window() -> None:
+    """``python3 -m paddle_prof run``: the implicit window gets what a window of
+    paddle_prof.paddle.profiler() has (layers, phases, memory kinds), and a step at each
+    optimizer step, since the program marks none. They end with it (as it stops, the
+    kinds told first) or as the program's own profiler takes over."""
+    _core.set_memory_categories(True)
+    kinds = MemoryKinds()
+    events = LayerEvents(True, kinds, on_optimizer_step=_core.mark_step)
+
+    def end(stopping: bool) -> None:
+        if stopping:
+            kinds.scan()
+        events.remove()
+        implicit_window_ending.remove(end)
+
+    events.install()
+    implicit_window_ending.append(end)

@@ -58,9 +58,12 @@ class LayerEvents:
     """Records layer calls (when ``layers``), backward passes and optimizer calls for one
     window, from install() until remove()."""
 
-    def __init__(self, layers: bool, kinds: MemoryKinds) -> None:
+    def __init__(self, layers: bool, kinds: MemoryKinds,
+                 on_optimizer_step: Optional[Callable[[], None]] = None) -> None:
         self.layers = layers
         self.kinds = kinds  # told of each root layer and each optimizer stepped
+        # Called after each optimizer step (run's implicit window ends a step there).
+        self.on_optimizer_step = on_optimizer_step
         self._open = threading.local()  # each thread's open calls: (layer, path)
         # Each layer's path by its caller's path (None for a root): weak, so a layer
         # made where a dead one was is named anew.
@@ -109,12 +112,14 @@ class LayerEvents:
                                                         f"{type(optimizer).__name__}.{method}"))
         if method == "clear_grad":
             return recorded
-        kinds = self.kinds
+        events = self
 
         def stepped(optimizer: Any, *args: Any, **kwargs: Any) -> Any:
             result = recorded(optimizer, *args, **kwargs)
-            kinds.note_optimizer(optimizer)
-            kinds.scan()
+            events.kinds.note_optimizer(optimizer)
+            events.kinds.scan()
+            if events.on_optimizer_step is not None:
+                events.on_optimizer_step()
             return result
 
         return stepped

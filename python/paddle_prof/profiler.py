@@ -172,7 +172,7 @@ def start_profiler(state: str = "CPU", *, follow_children: bool = True) -> None:
 # to a program whose own profiler cannot start beside it.
 window_opened_by = ""
 
-# What run's implicit window installed beside it (paddle_prof.torch's hooks): each is
+# What run's implicit window installed beside it (a framework bridge's hooks): each is
 # called with stopping=True as the window is about to stop, False as the program's own
 # profiler takes over, and takes itself off this list.
 implicit_window_ending: List[Callable[[bool], None]] = []

@@ -114,7 +114,13 @@ def test_a_paddle_it_was_not_made_for_is_an_import_error(tmp_path):
 def test_run_installs_the_bridge_when_the_script_imports_paddle(tmp_path):
     script = tmp_path / "train.py"
     script.write_text("import paddle\nx = paddle.full([1000, 784], 1.0)\n"
-                      "y = paddle.matmul(x, paddle.ones([784, 10]))\n")
+                      "y = paddle.matmul(x, paddle.ones([784, 10]))\n"
+                      "net = paddle.nn.Linear(10, 2)\n"
+                      "optimizer = paddle.optimizer.SGD(parameters=net.parameters())\n"
+                      "for _ in range(3):\n"
+                      "    net(y).mean().backward()\n"
+                      "    optimizer.step()\n"
+                      "    optimizer.clear_grad()\n")
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(paddle_prof.__file__)))
     result = subprocess.run(
         [sys.executable, "-m", "paddle_prof", "run", "--profile-path", str(tmp_path / "r.json"),
@@ -123,11 +129,16 @@ def test_run_installs_the_bridge_when_the_script_imports_paddle(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     summary = paddle_prof.load(str(tmp_path / "r.json.summary.json")).to_dict()
     rows = {r["name"]: r for r in summary["events"]}
-    assert rows["matmul"]["calls"] == 1
+    # The script's matmul, and the Linear's three.
+    assert rows["matmul"]["calls"] == 4
     # paddle.full and paddle.ones are both full: the larger is the [1000, 784] one, kept.
-    assert rows["full"]["calls"] == 2
     assert rows["full"]["memory"]["CPU"]["peak_bytes"] == FULL_BYTES
-    assert rows["matmul"]["memory"]["CPU"]["live_bytes"] == 1000 * 10 * 4
+    # Its layer, a step at each optimizer step, and the Linear's weight and bias by kind.
+    assert [(m["path"], m["calls"]) for m in summary["modules"]] == [("Linear", 3)]
+    assert len(summary["steps"]) == 3
+    assert all(s["phases_ms"]["optimizer"] > 0 for s in summary["steps"])
+    [cpu] = [p for p in summary["places"] if p["place"] == "CPU"]
+    assert cpu["categories_end"]["parameter"] == (10 * 2 + 2) * 4
 
 
 class Net(paddle.nn.Layer):
