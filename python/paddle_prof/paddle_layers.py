@@ -1,8 +1,9 @@
 """PaddlePaddle's model view and step phases under paddle_prof.paddle.profiler: each
 ``paddle.nn.Layer`` call is an event ``nn.Layer: <path>`` (named as PyTorch's modules
 are: module_paths.py), each backward pass ``paddle.autograd.backward``, an optimizer's
-``step``, ``clear_grad`` and ``minimize`` ``Optimizer.<method>#<type>.<method>``: the
-events the report's ``modules`` and step phases read. Installed for a window
+``step``, ``clear_grad`` and ``minimize`` ``Optimizer.<method>#<type>.<method>``, a
+``paddle.io.DataLoader`` iterator's next batch ``paddle.io.DataLoader#<type>.__next__``:
+the events the report's ``modules`` and step phases read. Installed for a window
 (install/remove); the layers' gradient computation is not yet an event of its own.
 """
 
@@ -13,6 +14,7 @@ import weakref
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import paddle
+from paddle.io.dataloader import dataloader_iter as _dataloader_iter
 
 from paddle_prof import _core
 from paddle_prof.module_paths import held_as
@@ -44,8 +46,9 @@ def _scoped(function: Callable[..., Any], name: Callable[[Any], str]) -> Callabl
     return recorded
 
 
-def _optimizer_classes() -> List[type]:
-    found, todo = [], [paddle.optimizer.Optimizer]
+def _subclasses(base: type) -> List[type]:
+    """`base` and every class derived from it."""
+    found, todo = [], [base]
     while todo:
         cls = todo.pop()
         if cls not in found:
@@ -100,7 +103,12 @@ class LayerEvents:
             self._patch(paddle.nn.Layer, "__call__", self._layer_call(paddle.nn.Layer.__call__))
         self._patch(paddle.Tensor, "backward",
                     _scoped(paddle.Tensor.backward, lambda _: "paddle.autograd.backward"))
-        for cls in _optimizer_classes():
+        for cls in _subclasses(_dataloader_iter._DataLoaderIterBase):
+            if "__next__" in cls.__dict__:
+                self._patch(cls, "__next__", _scoped(
+                    cls.__dict__["__next__"],
+                    lambda it: f"paddle.io.DataLoader#{type(it).__name__}.__next__"))
+        for cls in _subclasses(paddle.optimizer.Optimizer):
             for method in _OPTIMIZER_METHODS:
                 if method in cls.__dict__:
                     self._patch(cls, method, self._optimizer_call(cls.__dict__[method], method))

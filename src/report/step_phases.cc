@@ -101,7 +101,9 @@ double Median(std::vector<double> values) {
 }  // namespace
 
 Phase PhaseOf(std::string_view name) {
-  if (StartsWith(name, "enumerate(DataLoader)#")) return Phase::kData;
+  if (StartsWith(name, "enumerate(DataLoader)#") || StartsWith(name, "paddle.io.DataLoader#")) {
+    return Phase::kData;
+  }
   if (std::string_view path; ModuleEventPath(name, &path)) {  // a root's: its class name alone
     return path.find('.') == std::string_view::npos ? Phase::kForward : Phase::kNone;
   }

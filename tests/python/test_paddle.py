@@ -208,3 +208,37 @@ def test_parameters_gradients_and_adams_state_are_known_by_identity_to_the_byte(
     assert end["optimizer_state"] == 2 * 4 * params + 4 * 2 * 4
     assert sum(end.values()) == cpu["end_bytes"]
     assert sum(cpu["categories_at_peak"].values()) == cpu["peak_bytes"]
+
+
+class SlowData(paddle.io.Dataset):
+    """Eight items of 784 floats, each taking 5 ms to make, as a decoding dataset would."""
+
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, index):
+        import time
+        time.sleep(0.005)
+        return np.full([784], index, "float32"), np.array([index % 10], "int64")
+
+
+def test_a_dataloaders_batches_are_the_data_phase():
+    paddle.disable_static()
+    net = Net()
+    optimizer = paddle.optimizer.SGD(parameters=net.parameters())
+    loader = paddle.io.DataLoader(SlowData(), batch_size=4, num_workers=0)
+    with paddle_prof.paddle.profiler("CPU", stream=io.StringIO()) as prof:
+        for x, y in loader:
+            net(x).mean().backward()
+            optimizer.step()
+            optimizer.clear_grad()
+            prof.step(num_samples=4)
+    steps = prof.report.to_dict()["steps"]
+    assert len(steps) == 2
+    # The wait for each batch: Paddle's iterator makes the next ones on a thread of its
+    # own while the step computes, but the first is waited for nearly whole (four items of
+    # 5 ms, begun as the loop made the iterator, a moment before it asked).
+    assert steps[0]["phases_ms"]["data"] >= 0.9 * 4 * 5
+    for step in steps:
+        assert step["phases_ms"]["data"] > 0
+        assert abs(sum(step["phases_ms"].values()) - step["wall_ms"]) < 1e-3

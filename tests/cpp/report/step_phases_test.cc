@@ -24,11 +24,12 @@ TEST(StepPhasesTest, PhasesAreNamedByTheEventsThatMarkThem) {
   EXPECT_EQ(PhaseOf("Optimizer.step#SGD.step"), Phase::kOptimizer);
   EXPECT_EQ(PhaseOf("Optimizer.zero_grad#Adam.zero_grad"), Phase::kOptimizer);
   EXPECT_EQ(PhaseOf("aten::add"), Phase::kNone);
-  // PaddlePaddle's: its layers, its backward and its optimizers' step and clear_grad.
+  // PaddlePaddle's: its layers, its backward, its DataLoader and its optimizers.
   EXPECT_EQ(PhaseOf("nn.Layer: Net"), Phase::kForward);
   EXPECT_EQ(PhaseOf("nn.Layer: Net.fc1"), Phase::kNone);
   EXPECT_EQ(PhaseOf("nn.Layer: Net.backward"), Phase::kNone);
   EXPECT_EQ(PhaseOf("paddle.autograd.backward"), Phase::kBackward);
+  EXPECT_EQ(PhaseOf("paddle.io.DataLoader#_DataLoaderIterSingleProcess.__next__"), Phase::kData);
   EXPECT_EQ(PhaseOf("Optimizer.step#Adam.step"), Phase::kOptimizer);
   EXPECT_EQ(PhaseOf("Optimizer.clear_grad#Adam.clear_grad"), Phase::kOptimizer);
 }
