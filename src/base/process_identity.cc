@@ -41,8 +41,12 @@ ProcessInfo ThisProcess() {
   ProcessInfo p;
   p.pid = getpid();
   p.host = HostName();
-  const std::optional<int> rank = IntFromEnvironment("RANK");
-  const std::optional<int> world_size = IntFromEnvironment("WORLD_SIZE");
+  std::optional<int> rank = IntFromEnvironment("RANK");
+  std::optional<int> world_size = IntFromEnvironment("WORLD_SIZE");
+  if (!rank || !world_size) {  // as PaddlePaddle's launcher and spawn name them
+    rank = IntFromEnvironment("PADDLE_TRAINER_ID");
+    world_size = IntFromEnvironment("PADDLE_TRAINERS_NUM");
+  }
   if (rank && world_size && *rank < *world_size) {
     p.rank = rank;
     p.world_size = world_size;

@@ -1,5 +1,6 @@
 // Who this process is, for reports of many processes: its pid and host, its rank in a
-// distributed job (RANK and WORLD_SIZE, as torchrun sets them; torch.distributed's
+// distributed job (RANK and WORLD_SIZE, as torchrun sets them, or PADDLE_TRAINER_ID and
+// PADDLE_TRAINERS_NUM, as PaddlePaddle's launcher does; torch.distributed's
 // own, when the Python profiler finds it initialised), and the wall clock that lines its
 // windows up with other processes'.
 #ifndef PADDLE_PROF_SRC_PROCESS_IDENTITY_H_
@@ -13,7 +14,7 @@
 namespace paddle_prof::internal {
 
 // pid, host and role "main"; rank and world size from RANK and WORLD_SIZE when both are
-// integers, else none.
+// integers, else from PADDLE_TRAINER_ID and PADDLE_TRAINERS_NUM, else none.
 ProcessInfo ThisProcess();
 // CLOCK_REALTIME in nanoseconds.
 int64_t RealtimeNs();

@@ -137,6 +137,24 @@ TEST(SummaryReaderTest, TheSummaryNamesTheProcessAndTheWindowsStartOnTheWallCloc
   EXPECT_TRUE(j["processes"].empty());
 }
 
+TEST(SummaryReaderTest, PaddlesLauncherNamesTheRankWhereRankIsNotSet) {
+  setenv("PADDLE_TRAINER_ID", "3", 1);
+  setenv("PADDLE_TRAINERS_NUM", "4", 1);
+  EnableProfiler(ProfilerState::kCPU);
+  const Report paddles = StopProfiler(EventSortingKey::kTotal, "");
+  setenv("RANK", "1", 1);  // torchrun's names come first
+  setenv("WORLD_SIZE", "2", 1);
+  EnableProfiler(ProfilerState::kCPU);
+  const Report torchs = StopProfiler(EventSortingKey::kTotal, "");
+  for (const char* name : {"PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM", "RANK", "WORLD_SIZE"}) {
+    unsetenv(name);
+  }
+  EXPECT_EQ(paddles.process.rank, 3);
+  EXPECT_EQ(paddles.process.world_size, 4);
+  EXPECT_EQ(torchs.process.rank, 1);
+  EXPECT_EQ(torchs.process.world_size, 2);
+}
+
 TEST(SummaryReaderTest, RankComesFromTheEnvironmentAndFillsPathsAndTheTrace) {
   setenv("RANK", "1", 1);
   setenv("WORLD_SIZE", "2", 1);
