@@ -242,3 +242,52 @@ def test_a_dataloaders_batches_are_the_data_phase():
     for step in steps:
         assert step["phases_ms"]["data"] > 0
         assert abs(sum(step["phases_ms"].values()) - step["wall_ms"]) < 1e-3
+
+
+TWO_RANKS = """
+import io, os, sys
+import paddle, paddle.distributed as dist
+import paddle_prof, paddle_prof.paddle
+
+def train(out):
+    dist.init_parallel_env()
+    paddle.seed(0)
+    net = paddle.DataParallel(paddle.nn.Linear(16, 4))
+    optimizer = paddle.optimizer.SGD(parameters=net.parameters())
+    x = paddle.randn([8, 16])
+    with paddle_prof.paddle.profiler("CPU", profile_path=os.path.join(out, "rank{rank}.json"),
+                                     stream=io.StringIO()) as prof:
+        for _ in range(3):
+            net(x).mean().backward()
+            optimizer.step()
+            optimizer.clear_grad()
+            prof.step()
+
+if __name__ == "__main__":
+    dist.spawn(train, args=(sys.argv[1],), nprocs=2, backend="gloo")
+"""
+
+
+def test_two_ranks_of_paddle_distributed_each_name_their_rank_and_merge(tmp_path):
+    script = tmp_path / "two_ranks.py"
+    script.write_text(TWO_RANKS)
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(paddle_prof.__file__)))
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RANK", "WORLD_SIZE", "PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM")}
+    # Bounded: a rank that hangs fails the test instead of blocking the suite.
+    result = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True,
+                            text=True, timeout=240, cwd=tmp_path,
+                            env={**env, "PYTHONPATH": package_root})
+    assert result.returncode == 0, result.stderr[-4000:]
+    paths = [str(tmp_path / f"rank{rank}.json") for rank in (0, 1)]
+    for rank, path in enumerate(paths):
+        summary = paddle_prof.load(path + ".summary.json").to_dict()
+        assert (summary["process"]["rank"], summary["process"]["world_size"]) == (rank, 2)
+        rows = {r["name"]: r for r in summary["events"]}
+        assert rows["matmul"]["calls"] == 3 and rows["matmul_grad"]["calls"] == 3
+        assert [m["path"] for m in summary["modules"]] == ["DataParallel", "DataParallel._layers"]
+        [cpu] = [p for p in summary["places"] if p["place"] == "CPU"]
+        assert cpu["categories_end"]["parameter"] == (16 * 4 + 4) * 4
+    merged = paddle_prof.merge(paths).to_dict()
+    assert merged["process"]["world_size"] == 2
+    assert {r["name"]: r["calls"] for r in merged["events"]}["matmul"] == 6
