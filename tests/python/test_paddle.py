@@ -291,3 +291,15 @@ def test_two_ranks_of_paddle_distributed_each_name_their_rank_and_merge(tmp_path
     merged = paddle_prof.merge(paths).to_dict()
     assert merged["process"]["world_size"] == 2
     assert {r["name"]: r["calls"] for r in merged["events"]}["matmul"] == 6
+
+
+def test_advice_on_small_ops_names_no_torch_tool():
+    paddle.disable_static()
+    a, b = paddle.ones([8]), paddle.ones([8])
+    with paddle_prof.paddle.profiler("CPU", stream=io.StringIO()) as prof:
+        for _ in range(2000):
+            paddle.add(a, b)
+    [advice] = [a for a in prof.report.to_dict()["advice"] if a["kind"] == "small_ops"]
+    assert "add" in advice["message"]
+    # paddle.jit.to_static made small ops slower here: no tool is named, torch's least.
+    assert advice["fix"] == "Give each call more work: larger batches, fewer and larger ops."

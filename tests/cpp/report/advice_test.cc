@@ -108,10 +108,17 @@ ModuleSummary Module(const std::string& path, int depth, int64_t activation_byte
   return m;
 }
 
+EventRow Op(const std::string& name, double self_ms, double p50_ms) {
+  EventRow row = testing::TimedRow(name, 100, self_ms, self_ms, p50_ms, p50_ms);
+  row.p10_ms = row.p50_ms = row.p90_ms = row.p99_ms = p50_ms;
+  return row;
+}
+
 TEST(AdviceTest, ActivationBoundFromHalfAPlacesPeakNamingTheModulesThatKeepTheMost) {
   Report r;
   r.places.push_back({"CPU", 10 * kMiB, 0, 0, 0, {}});
   r.places[0].categories_at_peak = {{"activation", 5 * kMiB - 1}, {"parameter", 5 * kMiB + 1}};
+  r.events = {Op("nn.Module: Net", 1.0, 1.0)};  // a PyTorch program's
   r.modules = {Module("Net", 0, 5 * kMiB), Module("Net.features", 1, 4 * kMiB),
                Module("Net.features.0", 2, 3 * kMiB), Module("Net.head", 1, kMiB),
                Module("Net.pool", 1, 512 * 1024), Module("Net.drop", 1, 1024)};
@@ -127,12 +134,11 @@ TEST(AdviceTest, ActivationBoundFromHalfAPlacesPeakNamingTheModulesThatKeepTheMo
             "checkpointing (torch.utils.checkpoint.checkpoint) around the modules that keep the "
             "most: Net.features (4.00 MiB), Net.head (1.00 MiB), Net.pool (512.00 KiB); or a "
             "smaller batch.");
-}
-
-EventRow Op(const std::string& name, double self_ms, double p50_ms) {
-  EventRow row = testing::TimedRow(name, 100, self_ms, self_ms, p50_ms, p50_ms);
-  row.p10_ms = row.p50_ms = row.p90_ms = row.p99_ms = p50_ms;
-  return row;
+  r.events = {Op("nn.Layer: Net", 1.0, 1.0)};  // a PaddlePaddle program's: no torch tool
+  EXPECT_EQ(FigureAdvice(r)[0].fix.rfind("Recompute activations in the backward pass instead "
+                                         "of keeping them: activation checkpointing around",
+                                         0),
+            0u);
 }
 
 TEST(AdviceTest, SmallOpsFromHalfOfSelfTimeInCallsUnderTwentyMicroseconds) {
@@ -149,6 +155,11 @@ TEST(AdviceTest, SmallOpsFromHalfOfSelfTimeInCallsUnderTwentyMicroseconds) {
             "aten::add (1.0 ms, median 10.0 µs), aten::mul (0.5 ms, median 5.0 µs): the time "
             "goes to calling ops, not to their work.");
   EXPECT_NE(advice[0].fix.find("torch.compile"), std::string::npos);
+  // A PaddlePaddle program's ops: no torch tool, and no Paddle one, none helping there.
+  for (EventRow& row : r.events) row.name = row.name.substr(6);
+  advice = FigureAdvice(r);
+  ASSERT_EQ(Kinds(advice), std::vector<std::string>{"small_ops"});
+  EXPECT_EQ(advice[0].fix, "Give each call more work: larger batches, fewer and larger ops.");
   // Under a millisecond of such calls is not worth fusing.
   r.events = {Op("aten::add", 0.9, 0.010)};
   EXPECT_TRUE(FigureAdvice(r).empty());
