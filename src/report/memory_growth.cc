@@ -68,11 +68,12 @@ int64_t FloorRise(const std::vector<int64_t>& v, size_t from_third = 0) {
   return floor(v.size() - third, v.size()) - floor(start, end);
 }
 
-// How far the series strays from its least-squares line at most: the swings a figure
-// makes by itself from step to step (a whole tensor's pages, a free list trimmed), or
-// the bend of a warm-up that levels off. A floor that rose by no more than twice that
-// may be where the swings happened to land (a flat loop of 10 steps read a 4 MiB rise
-// among swings of 3 MiB either way).
+// How far the series strays from its least-squares line, as the 80th percentile
+// (nearest rank) of its distances from it: the swings a figure makes by itself from step
+// to step (a whole tensor's pages, a free list trimmed), or the bend of a warm-up that
+// levels off, while one spike among them (which the floor ignores) does not count. A
+// floor that rose by no more than twice that may be where the swings happened to land
+// (a flat loop of 10 steps read a 4 MiB rise among swings of 3 MiB either way).
 int64_t Swing(const std::vector<int64_t>& v) {
   const double n = static_cast<double>(v.size());
   double mean_x = (n - 1) / 2.0, mean_y = 0, covariance = 0, variance = 0;
@@ -82,12 +83,15 @@ int64_t Swing(const std::vector<int64_t>& v) {
     variance += (i - mean_x) * (i - mean_x);
   }
   const double slope = variance > 0 ? covariance / variance : 0;
-  double widest = 0;
+  std::vector<double> distances;
   for (size_t i = 0; i < v.size(); ++i) {
-    const double line = mean_y + slope * (i - mean_x);
-    widest = std::max(widest, std::abs(static_cast<double>(v[i]) - line));
+    distances.push_back(std::abs(static_cast<double>(v[i]) - (mean_y + slope * (i - mean_x))));
   }
-  return static_cast<int64_t>(widest);
+  if (distances.empty()) return 0;
+  const size_t rank = std::max<size_t>(1, (80 * distances.size() + 99) / 100);
+  std::nth_element(distances.begin(), distances.begin() + static_cast<std::ptrdiff_t>(rank - 1),
+                   distances.end());
+  return static_cast<int64_t>(distances[rank - 1]);
 }
 
 }  // namespace

@@ -43,7 +43,7 @@ MemoryGrowth FindMemoryGrowth(const Collection& collection, CallPaths* paths = n
 // of the last third of the steps less that of the first): the swings of a program that
 // allocates and frees whole tensors do not count, nor does a warm-up (the floor must
 // still rise after the first third), nor a rise no more than twice as far as the figure
-// strays from its trend line.
+// strays from its trend line (the 80th percentile of its distances: one spike aside).
 struct ProcessGrowth {
   std::string warning;  // "" when resident memory does not grow
   size_t steps = 0;

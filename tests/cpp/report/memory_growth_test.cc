@@ -256,6 +256,11 @@ TEST(ProcessGrowthWarningTest, ARiseNoWiderThanTheSwingsIsNotGrowth) {
     process[i]["rss_bytes"] += static_cast<int64_t>(3 * i) * mib;
   }
   EXPECT_NE(FindProcessGrowth(Steps(ends, process)).warning, "");
+  // So is a steady rise of 1 MiB a step with one spike of 20 MiB: a spike is no swing.
+  for (size_t i = 0; i < process.size(); ++i) {
+    process[i]["rss_bytes"] = (100 + static_cast<int64_t>(i) + (i == 5 ? 20 : 0)) * mib;
+  }
+  EXPECT_NE(FindProcessGrowth(Steps(ends, process)).warning, "");
 }
 
 TEST(ProcessGrowthWarningTest, UnderOneMiBOrWithoutHeapFiguresNothingIsSaid) {
