@@ -15,6 +15,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -151,10 +152,16 @@ int PlaceOf(const PaddlePlace& place) {
   static const int cpu = internal::PlaceIndex(CPUPlace());
   if (place.type == kPaddleCpu) return cpu;
   if (place.type != kPaddleGpu || place.device < 0) return -1;
-  static int gpus[128] = {};  // index + 1, 0 while not looked up; a lookup is idempotent
-  int& known = gpus[place.device];
-  if (known == 0) known = internal::PlaceIndex(CUDAPlace(place.device)) + 1;
-  return known - 1;
+  // Index + 1, 0 while not looked up: allocator threads may look one up at once, and
+  // agree (a lookup is idempotent).
+  static std::atomic<int> gpus[128] = {};
+  std::atomic<int>& known = gpus[place.device];
+  int index = known.load(std::memory_order_relaxed);
+  if (index == 0) {
+    index = internal::PlaceIndex(CUDAPlace(place.device)) + 1;
+    known.store(index, std::memory_order_relaxed);
+  }
+  return index - 1;
 }
 
 void HookMemEvent(void* self, const void* ptr, const PaddlePlace& place, size_t size, int type) {
@@ -209,8 +216,8 @@ void* PaddleDefinition(const std::vector<std::pair<std::string, uintptr_t>>& obj
 std::mutex g_mu;
 std::vector<internal::PatchedSlot>* g_patched = nullptr;  // under g_mu; kept for good
 
-// Points the loaded Paddle objects' slots at the hooks (again: for objects loaded since);
-// returns the entry points it could not find in them.
+// Points the loaded Paddle objects' slots at the hooks (at the import of paddle_prof.paddle,
+// once Paddle's libraries are loaded); returns the entry points it could not find in them.
 std::vector<std::string> Install() {
   internal::NativeGuard profiler_memory;
   std::lock_guard<std::mutex> lock(g_mu);

@@ -10,6 +10,7 @@ report derives input, temporary, activation and other from when each block lived
 
 from __future__ import annotations
 
+import warnings
 import weakref
 from typing import Any, Iterable, List
 
@@ -27,12 +28,25 @@ def _addresses(tensors: Iterable[Any]) -> List[int]:
     return found
 
 
+def _gradients(params: Iterable[Any]) -> List[Any]:
+    return [getattr(p, "grad", None) for p in params]
+
+
+def _parameters(optimizer: Any) -> List[Any]:
+    """An optimizer's parameters, its groups' too (a list of dicts, each with "params")."""
+    found: List[Any] = []
+    for entry in getattr(optimizer, "_parameter_list", None) or []:
+        found.extend(entry.get("params", []) if isinstance(entry, dict) else [entry])
+    return found
+
+
 class MemoryKinds:
     """The root layers and optimizers of one window, whose blocks scan() tells."""
 
     def __init__(self) -> None:
         self._roots: "weakref.WeakSet[Any]" = weakref.WeakSet()
         self._optimizers: "weakref.WeakSet[Any]" = weakref.WeakSet()
+        self._warned = False
 
     def note_root(self, layer: Any) -> None:
         self._roots.add(layer)
@@ -41,13 +55,21 @@ class MemoryKinds:
         self._optimizers.add(optimizer)
 
     def scan(self) -> None:
-        params = [p for root in list(self._roots) for p in root.parameters()]
-        state = []
-        for optimizer in list(self._optimizers):
-            params.extend(getattr(optimizer, "_parameter_list", None) or [])
-            for by_param in (getattr(optimizer, "_accumulators", None) or {}).values():
-                state.extend(by_param.values())
-            state.extend((getattr(optimizer, "_master_weights", None) or {}).values())
-        _core.mark_blocks(_addresses(params), _core.PARAMETER)
-        _core.mark_blocks(_addresses(p.grad for p in params), _core.GRADIENT)
-        _core.mark_blocks(_addresses(state), _core.OPTIMIZER_STATE)
+        """Tells the blocks; a model or optimizer it cannot read is a warning, once, and
+        the program goes on (its step is not the profiler's to fail)."""
+        try:
+            params = [p for root in list(self._roots) for p in root.parameters()]
+            state = []
+            for optimizer in list(self._optimizers):
+                params.extend(_parameters(optimizer))
+                for by_param in (getattr(optimizer, "_accumulators", None) or {}).values():
+                    state.extend(by_param.values())
+                state.extend((getattr(optimizer, "_master_weights", None) or {}).values())
+            _core.mark_blocks(_addresses(params), _core.PARAMETER)
+            _core.mark_blocks(_addresses(_gradients(params)), _core.GRADIENT)
+            _core.mark_blocks(_addresses(state), _core.OPTIMIZER_STATE)
+        except Exception as e:  # noqa: BLE001 (any model's oddity)
+            if not self._warned:
+                self._warned = True
+                warnings.warn(f"paddle_prof.paddle: the memory of parameters, gradients and "
+                              f"optimizer state is not told apart: {e!r}", RuntimeWarning)

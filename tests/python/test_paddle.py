@@ -303,3 +303,17 @@ def test_advice_on_small_ops_names_no_torch_tool():
     assert "add" in advice["message"]
     # paddle.jit.to_static made small ops slower here: no tool is named, torch's least.
     assert advice["fix"] == "Give each call more work: larger batches, fewer and larger ops."
+
+
+def test_an_optimizer_of_parameter_groups_is_read_too():
+    paddle.disable_static()
+    net = Net()
+    optimizer = paddle.optimizer.Adam(parameters=[
+        {"params": net.fc1.parameters()},
+        {"params": net.fc2.parameters(), "learning_rate": 0.1}])
+    with paddle_prof.paddle.profiler("CPU", stream=io.StringIO()) as prof:
+        net(paddle.randn([4, 784])).mean().backward()
+        optimizer.step()
+        optimizer.clear_grad()
+    [cpu] = [p for p in prof.report.to_dict()["places"] if p["place"] == "CPU"]
+    assert cpu["categories_end"]["parameter"] == 4 * (784 * 128 + 128 + 128 * 10 + 10)
