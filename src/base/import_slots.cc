@@ -111,8 +111,10 @@ bool IsProfilersObject(const char* path) {
   // paddle_prof/_core.*.so, _torch_bridge, _paddle_bridge: an extension in the package.
   constexpr char kPackage[] = "paddle_prof/";
   constexpr size_t kLength = sizeof(kPackage) - 1;
-  return base[0] == '_' && static_cast<size_t>(base - path) >= kLength &&
-         std::strncmp(base - kLength, kPackage, kLength) == 0;
+  const size_t folder_at = static_cast<size_t>(base - path);
+  return base[0] == '_' && folder_at >= kLength &&
+         std::strncmp(base - kLength, kPackage, kLength) == 0 &&
+         (folder_at == kLength || *(base - kLength - 1) == '/');
 }
 
 void PatchImportSlots(PatchesObject patches, HookFor hook_for, std::vector<PatchedSlot>* patched) {
