@@ -543,3 +543,31 @@ def test_run_native_tracks_a_modules_mallocs(tmp_path):
     assert 'Memory on native' in result.stdout
     rows = {e['name']: e for e in summary_of(tmp_path)['events']}
     assert rows['native_op']['memory']['native']['live_bytes'] == 12345
+
+
+def test_run_hands_its_torch_hooks_to_a_scheduled_window_of_the_script(tmp_path):
+    # A window whose schedule waits at its first step opens no recording at once; the
+    # hooks run installed for its own window are handed over as it opens, and none is
+    # left behind when it closes.
+    pytest.importorskip('torch')
+    result = run(tmp_path, '''
+        import io
+        import torch
+        import paddle_prof, paddle_prof.torch
+
+        model = torch.nn.Linear(4, 2)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        with paddle_prof.torch.profiler('CPU', stream=io.StringIO(),
+                                        schedule=paddle_prof.schedule(wait=1, active=2)) as prof:
+            for _ in range(3):
+                model(torch.ones(4)).sum().backward()
+                optimizer.step()
+                optimizer.zero_grad()
+                prof.step()
+        print('modules', [(m.path, m.calls) for m in prof.reports[0].modules])
+        print('call', torch.nn.Module.__call__.__qualname__)
+    ''')
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "modules [('Linear', 2)]" in result.stdout, result.stdout
+    assert 'call Module._wrapped_call_impl' in result.stdout or \
+        'call Module._call_impl' in result.stdout, result.stdout
