@@ -24,7 +24,7 @@ import paddle
 from paddle_prof import _core, _paddle_bridge
 from paddle_prof.paddle_layers import LayerEvents
 from paddle_prof.paddle_memory import MemoryKinds
-from paddle_prof.profiler import end_implicit_window, implicit_window_ending
+from paddle_prof.profiler import implicit_window_ending
 from paddle_prof.profiler import profiler as _base_profiler
 
 __all__ = ["profiler", "SERVED"]
@@ -73,10 +73,6 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
         self._kinds: Optional[MemoryKinds] = None
 
     def __enter__(self) -> "profiler":
-        # run's implicit window hands over its hooks now, not at this window's first
-        # active step (a schedule may wait): two sets would wrap each other.
-        if _core.implicit_profiler_running():
-            end_implicit_window(stopping=False)
         super().__enter__()
         self._kinds = MemoryKinds()
         self._events = LayerEvents(self.modules, self._kinds)

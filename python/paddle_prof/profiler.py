@@ -423,6 +423,11 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
         self._recording = True
 
     def __enter__(self) -> "profiler":
+        # run's implicit window hands over its hooks (a framework bridge's) now, not at
+        # this window's first active step (a schedule may wait): the window's own would
+        # wrap them, and put them back as it closed.
+        if _core.implicit_profiler_running():
+            end_implicit_window(stopping=False)
         if self.schedule is None:
             self._start()
         else:

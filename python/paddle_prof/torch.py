@@ -27,8 +27,6 @@ from typing import Any, Callable, List, Optional, TextIO, Tuple
 import torch  # noqa: F401  (loads libtorch before the bridge that links it)
 
 from paddle_prof import children as _children
-from paddle_prof import _core
-from paddle_prof.profiler import end_implicit_window as _end_implicit_window
 from paddle_prof.profiler import implicit_window_ending as _implicit_window_ending
 from paddle_prof.profiler import mark_step as _mark_step
 from paddle_prof.profiler import profiler as _base_profiler
@@ -252,10 +250,6 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
         self._hooks: Optional[_WindowHooks] = None
 
     def __enter__(self) -> "profiler":
-        # run's implicit window hands over its hooks now, not at this window's first
-        # active step (a schedule may wait): two sets would wrap each other.
-        if _core.implicit_profiler_running():
-            _end_implicit_window(stopping=False)
         if not _torch_bridge.install(bool(self.record_shapes)):
             warnings.warn("paddle_prof.torch: c10's CPU allocator could not be wrapped; "
                           "ops are profiled but tensor memory is not tracked", RuntimeWarning)
