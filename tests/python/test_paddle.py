@@ -2,6 +2,7 @@
 sets PADDLE_PROF_REQUIRE_PADDLE there, so that a missing Paddle fails instead of
 skipping): every op of an eager and of a static program, with exact memory."""
 
+import importlib.util
 import io
 import os
 import subprocess
@@ -20,6 +21,8 @@ import paddle_prof  # noqa: E402
 import paddle_prof.paddle  # noqa: E402
 
 FULL_BYTES = 1000 * 784 * 4  # paddle.full([1000, 784], 1.0): 3,136,000 bytes
+EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples",
+                       "train_paddle.py")
 
 
 def rows_of(report):
@@ -61,18 +64,13 @@ def test_an_eager_training_step_is_its_ops_with_exact_memory():
 
 
 def test_the_seeds_static_program_runs_as_written_with_the_profiler_swapped_in():
+    # The program as examples/train_paddle.py builds it.
+    spec = importlib.util.spec_from_file_location("train_paddle", EXAMPLE)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
     paddle.enable_static()
     try:
-        main, startup = paddle.static.Program(), paddle.static.Program()
-        with paddle.static.program_guard(main, startup):
-            image = paddle.static.data(name="image", shape=[None, 784], dtype="float32")
-            label = paddle.static.data(name="label", shape=[None, 1], dtype="int64")
-            hidden = paddle.static.nn.fc(image, size=128, activation="relu")
-            predict = paddle.static.nn.fc(hidden, size=10, activation="softmax")
-            loss = paddle.mean(paddle.nn.functional.cross_entropy(predict, label,
-                                                                  use_softmax=False))
-            paddle.optimizer.Momentum(learning_rate=0.01).minimize(loss)
-            filled = paddle.full([1000, 784], 1.0)
+        main, startup, fetch = example.build()
         exe = paddle.static.Executor(paddle.CPUPlace())
         exe.run(startup)
         feed = {"image": np.ones((32, 784), "float32"), "label": np.ones((32, 1), "int64")}
@@ -80,7 +78,7 @@ def test_the_seeds_static_program_runs_as_written_with_the_profiler_swapped_in()
             for i in range(10):
                 if i == 2:
                     paddle_prof.reset_profiler()
-                exe.run(main, feed=feed, fetch_list=[loss, filled])
+                exe.run(main, feed=feed, fetch_list=fetch)
     finally:
         paddle.disable_static()
     rows = rows_of(prof.report)
