@@ -3,8 +3,9 @@
 are: module_paths.py), each backward pass ``paddle.autograd.backward``, an optimizer's
 ``step``, ``clear_grad`` and ``minimize`` ``Optimizer.<method>#<type>.<method>``, a
 ``paddle.io.DataLoader`` iterator's next batch ``paddle.io.DataLoader#<type>.__next__``:
-the events the report's ``modules`` and step phases read. Installed for a window
-(install/remove); the layers' gradient computation is not yet an event of its own.
+the events the report's ``modules`` and step phases read; and a static program's runs
+(paddle_static.py). Installed for a window (install/remove); the layers' gradient
+computation is not yet an event of its own.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from paddle.io.dataloader import dataloader_iter as _dataloader_iter
 from paddle_prof import _core
 from paddle_prof.module_paths import held_as
 from paddle_prof.paddle_memory import MemoryKinds
+from paddle_prof.paddle_static import StaticRuns
 from paddle_prof.record_event import record_event
 
 _OPTIMIZER_METHODS = ("step", "clear_grad", "minimize")
@@ -112,24 +114,31 @@ class LayerEvents:
             for method in _OPTIMIZER_METHODS:
                 if method in cls.__dict__:
                     self._patch(cls, method, self._optimizer_call(cls.__dict__[method], method))
+        executor = paddle.static.Executor
+        runs = StaticRuns(self.kinds, self.on_optimizer_step)
+        self._patch(executor, "run", runs.run(executor.__dict__["run"]))
+        self._patch(executor, "_pir_feed_data", runs.feed(executor.__dict__["_pir_feed_data"]))
 
     def _optimizer_call(self, original: Callable[..., Any], method: str) -> Callable[..., Any]:
         """An optimizer's `method` as an event; a step's parameters, gradients and state
         told after it, before the gradients are cleared."""
         recorded = _scoped(original, lambda optimizer: (f"Optimizer.{method}#"
                                                         f"{type(optimizer).__name__}.{method}"))
-        if method == "clear_grad":
-            return recorded
         events = self
 
         def stepped(optimizer: Any, *args: Any, **kwargs: Any) -> Any:
+            if not paddle.in_dynamic_mode():  # building a static program: no step yet
+                return original(optimizer, *args, **kwargs)
             result = recorded(optimizer, *args, **kwargs)
+            if method == "clear_grad":
+                return result
             events.kinds.note_optimizer(optimizer)
             events.kinds.scan()
             if events.on_optimizer_step is not None:
                 events.on_optimizer_step()
             return result
 
+        stepped.__wrapped__ = original  # type: ignore[attr-defined]
         return stepped
 
     def _layer_call(self, original: Callable[..., Any]) -> Callable[..., Any]:

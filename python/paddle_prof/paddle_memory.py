@@ -3,7 +3,10 @@ layers called in the window (their roots') and of the optimizers stepped in it, 
 gradients, and of those optimizers' state (moments, beta powers, velocity, master
 weights), told to the core by address: a Paddle tensor's data pointer is where its
 allocation starts, which the bridge tracked. They are told after each optimizer step, at
-each step's end and at the stop; a block keeps what it was told for its whole life. The
+each step's end and at the stop; a block keeps what it was told for its whole life. A
+static program's parameters and optimizer state are variables of its scope, told by
+name as each run is fed (paddle_static.py) and again with the rest; its gradients live
+only inside a run and are not told. The
 report derives input, temporary, activation and other from when each block lived
 (src/report/memory_categories.h), as for PyTorch.
 """
@@ -12,7 +15,7 @@ from __future__ import annotations
 
 import warnings
 import weakref
-from typing import Any, Iterable, List
+from typing import Any, Dict, Iterable, List, Set, Tuple
 
 from paddle_prof import _core
 
@@ -25,6 +28,19 @@ def _addresses(tensors: Iterable[Any]) -> List[int]:
                 found.append(tensor.data_ptr())
         except (AttributeError, RuntimeError, ValueError):  # not a dense tensor with data
             continue
+    return found
+
+
+def _scope_addresses(scope: Any, names: Iterable[str]) -> List[int]:
+    """The data pointers of the dense tensors `names` hold in a static program's scope."""
+    found = []
+    for name in names:
+        variable = scope.find_var(name)
+        if variable is None:
+            continue
+        tensor = variable.get_tensor()
+        if tensor._is_initialized():
+            found.append(tensor._ptr())
     return found
 
 
@@ -46,7 +62,17 @@ class MemoryKinds:
     def __init__(self) -> None:
         self._roots: "weakref.WeakSet[Any]" = weakref.WeakSet()
         self._optimizers: "weakref.WeakSet[Any]" = weakref.WeakSet()
+        # Static programs' scopes: the names of the parameters and optimizer state in each.
+        self._scopes: Dict[int, Tuple[Any, Set[str], Set[str]]] = {}
         self._warned = False
+
+    def warn(self, error: Exception) -> None:
+        """A model or optimizer it cannot read is a warning, once, and the program goes
+        on (its step is not the profiler's to fail)."""
+        if not self._warned:
+            self._warned = True
+            warnings.warn(f"paddle_prof.paddle: the memory of parameters, gradients and "
+                          f"optimizer state is not told apart: {error!r}", RuntimeWarning)
 
     def note_root(self, layer: Any) -> None:
         self._roots.add(layer)
@@ -54,9 +80,26 @@ class MemoryKinds:
     def note_optimizer(self, optimizer: Any) -> None:
         self._optimizers.add(optimizer)
 
+    def note_scope(self, scope: Any, parameters: List[str], state: List[str]) -> None:
+        """Tells the blocks of a static program's `parameters` and optimizer `state`, by
+        name in `scope`, now and at each scan."""
+        _, known_parameters, known_state = self._scopes.setdefault(
+            id(scope), (scope, set(), set()))
+        known_parameters.update(parameters)
+        known_state.update(state)
+        self._scan_scope(scope, parameters, state)
+
+    def _scan_scope(self, scope: Any, parameters: Iterable[str], state: Iterable[str]) -> None:
+        try:
+            _core.mark_blocks(_scope_addresses(scope, parameters), _core.PARAMETER)
+            _core.mark_blocks(_scope_addresses(scope, state), _core.OPTIMIZER_STATE)
+        except Exception as e:  # noqa: BLE001 (any scope's oddity)
+            self.warn(e)
+
     def scan(self) -> None:
-        """Tells the blocks; a model or optimizer it cannot read is a warning, once, and
-        the program goes on (its step is not the profiler's to fail)."""
+        """Tells the blocks; what it cannot read is a warning, once (warn)."""
+        for scope, parameters, state in list(self._scopes.values()):
+            self._scan_scope(scope, parameters, state)
         try:
             params = [p for root in list(self._roots) for p in root.parameters()]
             state = []
@@ -69,7 +112,4 @@ class MemoryKinds:
             _core.mark_blocks(_addresses(_gradients(params)), _core.GRADIENT)
             _core.mark_blocks(_addresses(state), _core.OPTIMIZER_STATE)
         except Exception as e:  # noqa: BLE001 (any model's oddity)
-            if not self._warned:
-                self._warned = True
-                warnings.warn(f"paddle_prof.paddle: the memory of parameters, gradients and "
-                              f"optimizer state is not told apart: {e!r}", RuntimeWarning)
+            self.warn(e)

@@ -578,10 +578,11 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
   std::vector<std::vector<int64_t>> step_peaks(c.places.size());
   report.places = c.places;
   // A second pass over the records, only for a window that recorded phases
-  // (paddle_prof.torch's) at all, and has categories or steps to split by them.
-  const bool phased =
-      std::any_of(report.events.begin(), report.events.end(),
-                  [](const EventRow& row) { return PhaseOf(row.name) != Phase::kNone; });
+  // (a framework bridge's) at all, and has categories or steps to split by them.
+  const bool phased = std::any_of(
+      report.events.begin(), report.events.end(), [](const EventRow& row) {
+        return PhaseOf(row.name) != Phase::kNone || row.name == kStaticRunEvent;
+      });
   const std::vector<PhaseSpan> phase_spans = phased && (categorised || !c.steps.empty())
                                                  ? PhaseSpans(c)
                                                  : std::vector<PhaseSpan>();

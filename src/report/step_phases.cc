@@ -23,25 +23,62 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-// The phases' calls from every thread, each phase's merged.
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// The kept calls of kStaticRunEvent on every thread, merged.
+std::vector<TickInterval> StaticRuns(const Collection& c) {
+  std::vector<TickInterval> runs;
+  for (const ThreadSnapshot& thread : c.threads) {
+    for (RecordCursor records(thread); records.NextCall();) {
+      const RecordedCall& call = records.call();
+      if (Kept(c, call) && NameBytes(call.name) == kStaticRunEvent) {
+        runs.emplace_back(call.start, call.end);
+      }
+    }
+  }
+  MergeIntervals(&runs);
+  return runs;
+}
+
+// Whether [start, end] lies inside one of `runs` (merged: sorted and disjoint).
+bool Inside(const std::vector<TickInterval>& runs, uint64_t start, uint64_t end) {
+  auto after = std::upper_bound(runs.begin(), runs.end(), TickInterval(start, UINT64_MAX));
+  return after != runs.begin() && (after - 1)->second >= end;
+}
+
+// The phases' calls from every thread, each phase's merged. A call with no phase of its
+// own inside a static program's run has its op's role.
 std::array<std::vector<TickInterval>, kPhases> PhaseIntervals(const Collection& c) {
   std::array<std::vector<TickInterval>, kPhases> calls;
-  std::unordered_map<const char*, Phase> phases;  // by interned or literal name
+  const std::vector<TickInterval> static_runs = StaticRuns(c);
+  struct Phases {
+    Phase own, in_static_run;
+  };
+  std::unordered_map<const char*, Phases> phases;  // by interned or literal name
   for (const ThreadSnapshot& thread : c.threads) {
     const char* last = nullptr;
-    Phase last_phase = Phase::kNone;  // consecutive records are often the same event
+    Phases last_phases{};  // consecutive records are often the same event
     for (RecordCursor records(thread); records.NextCall();) {
       const RecordedCall& call = records.call();
       if (!Kept(c, call)) continue;
       if (call.name != last) {
         last = call.name;
-        const auto [it, inserted] = phases.try_emplace(call.name, Phase::kNone);
-        if (inserted) it->second = PhaseOf(NameBytes(call.name));
-        last_phase = it->second;
+        const auto [it, inserted] = phases.try_emplace(call.name, Phases{});
+        if (inserted) {
+          const std::string name = NameBytes(call.name);
+          it->second.own = PhaseOf(name);
+          it->second.in_static_run = static_runs.empty() ? Phase::kNone : StaticOpPhase(name);
+        }
+        last_phases = it->second;
       }
-      if (last_phase != Phase::kNone) {
-        calls[static_cast<int>(last_phase)].emplace_back(call.start, call.end);
+      Phase phase = last_phases.own;
+      if (phase == Phase::kNone && last_phases.in_static_run != Phase::kNone &&
+          Inside(static_runs, call.start, call.end)) {
+        phase = last_phases.in_static_run;
       }
+      if (phase != Phase::kNone) calls[static_cast<int>(phase)].emplace_back(call.start, call.end);
     }
   }
   for (std::vector<TickInterval>& phase : calls) MergeIntervals(&phase);
@@ -101,7 +138,8 @@ double Median(std::vector<double> values) {
 }  // namespace
 
 Phase PhaseOf(std::string_view name) {
-  if (StartsWith(name, "enumerate(DataLoader)#") || StartsWith(name, "paddle.io.DataLoader#")) {
+  if (StartsWith(name, "enumerate(DataLoader)#") || StartsWith(name, "paddle.io.DataLoader#") ||
+      name == "paddle.static.Executor.feed") {
     return Phase::kData;
   }
   if (std::string_view path; ModuleEventPath(name, &path)) {  // a root's: its class name alone
@@ -116,6 +154,26 @@ Phase PhaseOf(std::string_view name) {
     return Phase::kOptimizer;
   }
   return Phase::kNone;
+}
+
+Phase StaticOpPhase(std::string_view name) {
+  if (name.empty() || name == "fetch") return Phase::kNone;
+  for (const char ch : name) {
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_')) {
+      return Phase::kNone;
+    }
+  }
+  if (EndsWith(name, "_grad") || EndsWith(name, "_grad_")) return Phase::kBackward;
+  // Paddle's optimizers' update ops, in place ("adam_") or not.
+  static constexpr std::string_view kUpdates[] = {
+      "sgd", "momentum", "lars_momentum", "merged_momentum", "dgc_momentum", "adam",
+      "adamw", "merged_adam", "fused_adam", "adamax", "nadam", "radam", "lamb", "adagrad",
+      "decayed_adagrad", "adadelta", "rmsprop", "ftrl", "asgd", "rprop", "dpsgd"};
+  const std::string_view op = EndsWith(name, "_") ? name.substr(0, name.size() - 1) : name;
+  for (const std::string_view update : kUpdates) {
+    if (op == update) return Phase::kOptimizer;
+  }
+  return Phase::kForward;
 }
 
 std::vector<PhaseSpan> PhaseSpans(const Collection& c) { return OwnedSpans(PhaseIntervals(c)); }

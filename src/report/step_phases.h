@@ -1,6 +1,7 @@
 // A training step's wall time by phase (StepPhases): data, forward, backward, optimizer
-// and the rest, found from the events paddle_prof.torch and torch itself record; and the
-// throughput the steps' samples and times give.
+// and the rest, found from the events the framework bridges (paddle_prof.torch,
+// paddle_prof.paddle) and the frameworks themselves record; and the throughput the
+// steps' samples and times give.
 #ifndef PADDLE_PROF_SRC_STEP_PHASES_H_
 #define PADDLE_PROF_SRC_STEP_PHASES_H_
 
@@ -20,8 +21,19 @@ enum class Phase { kData, kForward, kBackward, kOptimizer, kNone };
 // The phase a call of `name` is, if any: a DataLoader iterator's __next__ (torch's
 // "enumerate(DataLoader)#..."), a root module's forward ("nn.Module: Net"),
 // "torch.autograd.backward" or "torch.autograd.grad", "Optimizer.step#..." or
-// "Optimizer.zero_grad#...".
+// "Optimizer.zero_grad#...", and Paddle's counterparts; a static program's feeding
+// ("paddle.static.Executor.feed") is data.
 Phase PhaseOf(std::string_view name);
+
+// The event around a PaddlePaddle static program's run: it has no phase of its own, and
+// each op inside it (on any thread) has its StaticOpPhase.
+inline constexpr std::string_view kStaticRunEvent = "paddle.static.Executor.run";
+
+// A static program's op by its role, read from its name (Paddle's executor gives no
+// role): a gradient op ("matmul_grad", in place "relu_grad_") backward, an optimizer's
+// update ("momentum_", "adam_") optimizer, "fetch" none, any other op forward; an event
+// whose name is not an op's (lower-case letters, digits, underscores) none.
+Phase StaticOpPhase(std::string_view name);
 
 // The time the window's phase events cover, cut into disjoint spans in time order, each
 // the phase that owns it where several overlap (the order PhasesPerStep gives).

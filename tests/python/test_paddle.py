@@ -63,8 +63,9 @@ def test_an_eager_training_step_is_its_ops_with_exact_memory():
         r.memory["CPU"]["live_bytes"] for r in prof.report.events if "CPU" in r.memory)
 
 
-def test_the_seeds_static_program_runs_as_written_with_the_profiler_swapped_in():
-    # The program as examples/train_paddle.py builds it.
+def run_static_program(runs, each_run):
+    """The program as examples/train_paddle.py builds it, run `runs` times in a window,
+    each_run(i) before each run."""
     spec = importlib.util.spec_from_file_location("train_paddle", EXAMPLE)
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
@@ -75,13 +76,17 @@ def test_the_seeds_static_program_runs_as_written_with_the_profiler_swapped_in()
         exe.run(startup)
         feed = {"image": np.ones((32, 784), "float32"), "label": np.ones((32, 1), "int64")}
         with paddle_prof.paddle.profiler("CPU", "total", stream=io.StringIO()) as prof:
-            for i in range(10):
-                if i == 2:
-                    paddle_prof.reset_profiler()
+            for i in range(runs):
+                each_run(i)
                 exe.run(main, feed=feed, fetch_list=fetch)
     finally:
         paddle.disable_static()
-    rows = rows_of(prof.report)
+    return prof.report
+
+
+def test_the_seeds_static_program_runs_as_written_with_the_profiler_swapped_in():
+    report = run_static_program(10, lambda i: i == 2 and paddle_prof.reset_profiler())
+    rows = rows_of(report)
     # The 8 runs after the reset: each op once a run, the two fc layers' twice.
     for name in ("matmul", "matmul_grad", "add_", "add_grad", "momentum_"):
         assert rows[name].calls % 16 == 0 and rows[name].calls > 0, (name, rows[name].calls)
@@ -90,6 +95,30 @@ def test_the_seeds_static_program_runs_as_written_with_the_profiler_swapped_in()
         assert rows[name].calls == 8, (name, rows[name].calls)
     assert not [name for name in rows if name.startswith("pd_op.")]
     assert rows["full"].memory["CPU"]["peak_bytes"] == FULL_BYTES
+
+
+# fc 784->128 and 128->10: weights and biases, float32.
+STATIC_PARAM_BYTES = (784 * 128 + 128 + 128 * 10 + 10) * 4  # 407,080
+
+
+def test_a_static_programs_ops_are_phased_by_role_and_its_parameters_known_by_name():
+    report = run_static_program(4, lambda i: i > 0 and paddle_prof.mark_step())
+    assert len(report.steps) == 3
+    rows = rows_of(report)
+    for step in report.steps:
+        p = step.phases_ms
+        assert sum(p.values()) == pytest.approx(step.wall_ms, abs=1e-6)
+        # Feeding the inputs is data; matmul forward, matmul_grad backward, momentum_
+        # the optimizer's: each phase has time in every run.
+        assert all(p[phase] > 0 for phase in ("data", "forward", "backward", "optimizer")), p
+    assert sum(s.phases_ms["data"] for s in report.steps) <= rows["paddle.static.Executor.feed"].total_ms
+    assert rows["paddle.static.Executor.run"].calls == 4
+    [cpu] = [p for p in report.to_dict()["places"] if p["place"] == "CPU"]
+    # The scope's parameters; Momentum's velocity of each, and its 4-byte learning rate.
+    assert cpu["categories_end"]["parameter"] == STATIC_PARAM_BYTES
+    assert cpu["categories_end"]["optimizer_state"] == STATIC_PARAM_BYTES + 4
+    # Each run's feed is an input.
+    assert cpu["categories_at_peak"]["input"] > 0
 
 
 def test_a_paddle_it_was_not_made_for_is_an_import_error(tmp_path):
@@ -137,6 +166,37 @@ def test_run_installs_the_bridge_when_the_script_imports_paddle(tmp_path):
     assert all(s["phases_ms"]["optimizer"] > 0 for s in summary["steps"])
     [cpu] = [p for p in summary["places"] if p["place"] == "CPU"]
     assert cpu["categories_end"]["parameter"] == (10 * 2 + 2) * 4
+
+
+def test_run_makes_a_step_of_each_run_of_a_static_training_program(tmp_path):
+    script = tmp_path / "static.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys
+        import numpy as np, paddle
+        sys.path.insert(0, {os.path.dirname(EXAMPLE)!r})
+        from train_paddle import build
+        paddle.enable_static()
+        main, startup, fetch = build()
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        exe.run(startup)
+        feed = {{"image": np.ones((32, 784), "float32"), "label": np.ones((32, 1), "int64")}}
+        for _ in range(3):
+            exe.run(main, feed=feed, fetch_list=fetch)
+        exe.run(startup)  # no gradient op: ends no step
+    """))
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(paddle_prof.__file__)))
+    result = subprocess.run(
+        [sys.executable, "-m", "paddle_prof", "run", "--profile-path", str(tmp_path / "r.json"),
+         "--", str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": package_root})
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = paddle_prof.load(str(tmp_path / "r.json.summary.json")).to_dict()
+    # Three, and the program's building (Momentum.minimize) is none.
+    steps = [s["phases_ms"] for s in summary["steps"]]
+    assert len(steps) == 3
+    assert all(p["backward"] > 0 and p["optimizer"] > 0 for p in steps), steps
+    [cpu] = [p for p in summary["places"] if p["place"] == "CPU"]
+    assert cpu["categories_end"]["parameter"] == STATIC_PARAM_BYTES
 
 
 class Net(paddle.nn.Layer):

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "paddle_prof/paddle_prof.h"
 #include "summary_reader.h"
 #include "test_util.h"
@@ -13,6 +15,7 @@ namespace {
 
 using internal::Phase;
 using internal::PhaseOf;
+using internal::StaticOpPhase;
 
 TEST(StepPhasesTest, PhasesAreNamedByTheEventsThatMarkThem) {
   EXPECT_EQ(PhaseOf("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"), Phase::kData);
@@ -32,6 +35,72 @@ TEST(StepPhasesTest, PhasesAreNamedByTheEventsThatMarkThem) {
   EXPECT_EQ(PhaseOf("paddle.io.DataLoader#_DataLoaderIterSingleProcess.__next__"), Phase::kData);
   EXPECT_EQ(PhaseOf("Optimizer.step#Adam.step"), Phase::kOptimizer);
   EXPECT_EQ(PhaseOf("Optimizer.clear_grad#Adam.clear_grad"), Phase::kOptimizer);
+  EXPECT_EQ(PhaseOf("paddle.static.Executor.feed"), Phase::kData);
+  EXPECT_EQ(PhaseOf("paddle.static.Executor.run"), Phase::kNone);
+}
+
+TEST(StepPhasesTest, AStaticProgramsOpsArePhasedByTheirRoleFromTheirName) {
+  EXPECT_EQ(StaticOpPhase("matmul"), Phase::kForward);
+  EXPECT_EQ(StaticOpPhase("relu_"), Phase::kForward);
+  EXPECT_EQ(StaticOpPhase("matmul_grad"), Phase::kBackward);
+  EXPECT_EQ(StaticOpPhase("relu_grad_"), Phase::kBackward);
+  EXPECT_EQ(StaticOpPhase("momentum_"), Phase::kOptimizer);
+  EXPECT_EQ(StaticOpPhase("adam_"), Phase::kOptimizer);
+  EXPECT_EQ(StaticOpPhase("sgd"), Phase::kOptimizer);
+  EXPECT_EQ(StaticOpPhase("adamw"), Phase::kOptimizer);
+  EXPECT_EQ(StaticOpPhase("adam_grad_clip"), Phase::kForward);  // not an update: a prefix
+  EXPECT_EQ(StaticOpPhase("fetch"), Phase::kNone);
+  EXPECT_EQ(StaticOpPhase("paddle.static.Executor.run"), Phase::kNone);
+  EXPECT_EQ(StaticOpPhase("nn.Layer: Net"), Phase::kNone);
+  EXPECT_EQ(StaticOpPhase("Matmul"), Phase::kNone);
+  EXPECT_EQ(StaticOpPhase(""), Phase::kNone);
+}
+
+TEST(StepPhasesTest, AStaticRunsOpsOnAnotherThreadHaveTheirRolesOnlyInsideTheRun) {
+  EnableProfiler(ProfilerState::kCPU);
+  {
+    RecordEvent run("paddle.static.Executor.run");
+    {
+      RecordEvent feed("paddle.static.Executor.feed");
+      testing::Spin(1000);
+    }
+    std::thread worker([] {  // the executor's ops run on its threads
+      {
+        RecordEvent op("matmul");
+        testing::Spin(1000);
+      }
+      {
+        RecordEvent op("matmul_grad");
+        testing::Spin(1000);
+      }
+      RecordEvent op("momentum_");
+      testing::Spin(1000);
+    });
+    worker.join();
+  }
+  {
+    RecordEvent op("matmul");  // an eager op outside a run: no phase of its own
+    testing::Spin(1000);
+  }
+  MarkStep();
+  const Report report = DisableProfiler(EventSortingKey::kTotal, "");
+  ASSERT_EQ(report.steps.size(), 1u);
+  const StepSummary& s = report.steps[0];
+  const StepPhases& p = s.phases_ms;
+  EXPECT_NEAR(p.data + p.forward + p.backward + p.optimizer + p.other, s.wall_ms, 1e-6);
+  double feed = 0, grad = 0, update = 0, matmul = 0;
+  for (const EventRow& row : report.events) {
+    if (row.name == "paddle.static.Executor.feed") feed = row.total_ms;
+    if (row.name == "matmul_grad") grad = row.total_ms;
+    if (row.name == "momentum_") update = row.total_ms;
+    if (row.name == "matmul") matmul = row.total_ms;
+  }
+  EXPECT_NEAR(p.data, feed, 1e-3);
+  EXPECT_NEAR(p.backward, grad, 1e-3);
+  EXPECT_NEAR(p.optimizer, update, 1e-3);
+  EXPECT_GE(p.forward, 1.0);
+  EXPECT_LT(p.forward, matmul);  // the eager call's time is other
+  EXPECT_GE(p.other, 1.0);
 }
 
 TEST(StepPhasesTest, PhasesAddUpToTheStepAndOverlapGoesToBackward) {
