@@ -10,6 +10,13 @@
 // closes it, and each allocation and free is tracked on its place. Paddle's finer events
 // (infer_meta, kernel launch, its executor's bookkeeping) are not ops: left to Paddle.
 // The layouts read here are Paddle 3.x's; paddle_prof/paddle.py serves no other.
+//
+// A layer's backward events ("nn.Layer: Net.fc1.backward") are opened and closed here
+// for paddle_prof/paddle_layer_backward.py, whose tensor hooks say when. Paddle runs a
+// grad node's tensor hooks inside the node, after its event began; so while layer
+// events are on, a grad node's event waits, and opens once its hooks have run (or as
+// soon as anything is recorded inside it), inside the layer events they opened, with
+// its start and theirs moved back to when Paddle began the node (scope_backdate.h).
 #include <dlfcn.h>
 #include <link.h>
 #include <pybind11/pybind11.h>
@@ -18,11 +25,13 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -64,9 +73,14 @@ EventOfString g_event_of_string = nullptr;
 EventEnd g_event_end = nullptr;
 MemEvent g_mem_event = nullptr;
 
+// Whether layer backward events are on (a window with layers is open): grad nodes'
+// events then wait for their hooks.
+std::atomic<bool> g_layer_backward{false};
+
 // Each thread's ops open in Paddle, innermost last: the Paddle event that opened each of
 // ours, so that its End() closes it (End() may come twice: explicitly, then from the
-// destructor).
+// destructor); the grad node whose event waits; and the layer backward events open,
+// which are around every op open.
 class OpenOps {
  public:
   std::optional<RecordEvent>* Push(const void* paddle_event) {
@@ -77,6 +91,7 @@ class OpenOps {
   }
   // Ends the op `paddle_event` opened, and any left open inside it.
   void End(const void* paddle_event) {
+    if (waiting_.paddle_event == paddle_event) OpenWaiting(0);
     for (int d = depth_ - 1; d >= 0; --d) {
       if (entries_[d].paddle_event != paddle_event) continue;
       while (depth_ > d) entries_[--depth_].event.reset();
@@ -84,6 +99,63 @@ class OpenOps {
     }
   }
   char name[256];  // a grad node's op name, written here: no allocation per op
+
+  // The grad node `paddle_event`, named `op`, begun by Paddle now: its event waits.
+  void Wait(const void* paddle_event, std::string_view op) {
+    OpenWaiting(0);
+    if (op.size() > sizeof(waiting_.name)) {  // no room: opened at once
+      if (std::optional<RecordEvent>* event = Push(paddle_event)) event->emplace(op);
+      return;
+    }
+    waiting_.paddle_event = paddle_event;
+    waiting_.start = internal::ScopeTickNow();
+    waiting_.size = op.size();
+    std::memcpy(waiting_.name, op.data(), op.size());
+  }
+  // Opens the waiting grad node's event, if any, inside the `layers_opened` layer events
+  // just opened for it: all begin when Paddle began the node.
+  void OpenWaiting(int layers_opened) {
+    if (waiting_.paddle_event == nullptr) return;
+    const void* paddle_event = waiting_.paddle_event;
+    waiting_.paddle_event = nullptr;
+    if (std::optional<RecordEvent>* event = Push(paddle_event)) {
+      event->emplace(std::string_view(waiting_.name, waiting_.size));
+      internal::BackdateOpenScopes(layers_opened + 1, waiting_.start);
+    }
+  }
+
+  // Has the layer events of `chain` (outermost first, each a name of LayerEventName)
+  // open, as the grad node waiting (if any) begins: those of other chains are closed
+  // first. Layer events move only between ops (none open on the thread but a waiting
+  // one), so that they are around every op.
+  void OpenLayers(const std::vector<const char*>& chain) {
+    if (depth_ > 0) return;
+    size_t keep = 0;
+    while (keep < layer_depth_ && keep < chain.size() && layers_[keep].name == chain[keep]) ++keep;
+    if (keep == chain.size()) return;  // open already, perhaps with a layer inside it
+    CloseLayersTo(keep);
+    int opened = 0;
+    for (size_t i = keep; i < chain.size() && layer_depth_ < kLayerDepth; ++i, ++opened) {
+      Layer& layer = layers_[layer_depth_++];
+      layer.name = chain[i];
+      layer.event.emplace(chain[i]);  // kept for good: not interned
+    }
+    OpenWaiting(opened);
+  }
+  // Closes the layer event of `chain`'s last, and those inside it, if it is open.
+  void CloseLayers(const std::vector<const char*>& chain) {
+    if (depth_ > 0 || chain.empty() || layer_depth_ < chain.size()) return;
+    for (size_t i = 0; i < chain.size(); ++i) {
+      if (layers_[i].name != chain[i]) return;
+    }
+    CloseLayersTo(chain.size() - 1);
+  }
+  void CloseLayersTo(size_t depth) {
+    if (layer_depth_ <= depth) return;
+    while (layer_depth_ > depth) layers_[--layer_depth_].event.reset();
+    // A node waiting begins after them, not when Paddle began it: events nest.
+    if (waiting_.paddle_event != nullptr) waiting_.start = internal::ScopeTickNow();
+  }
 
  private:
   struct Entry {
@@ -93,6 +165,20 @@ class OpenOps {
   static constexpr int kDepth = 64;
   Entry entries_[kDepth];
   int depth_ = 0;
+  struct Waiting {
+    const void* paddle_event = nullptr;  // null: none waits
+    uint64_t start = 0;
+    size_t size = 0;
+    char name[256];
+  };
+  Waiting waiting_;
+  struct Layer {
+    const char* name;
+    std::optional<RecordEvent> event;
+  };
+  static constexpr size_t kLayerDepth = 32;
+  Layer layers_[kLayerDepth];
+  size_t layer_depth_ = 0;
 };
 
 // The op's name as Paddle's own op list spells it, the same in both modes: "matmul
@@ -127,6 +213,12 @@ std::string_view OpName(std::string_view name, char (&buffer)[256]) {
 void OpenOp(void* paddle_event, std::string_view name) {
   OpenOps* ops = internal::ThreadOwned<OpenOps>();
   if (ops == nullptr) return;  // the thread is exiting
+  ops->OpenWaiting(0);  // an op inside a waiting grad node: the node opens first
+  if (g_layer_backward.load(std::memory_order_relaxed) &&
+      name.find("GradNode") != std::string_view::npos) {
+    ops->Wait(paddle_event, OpName(name, ops->name));
+    return;
+  }
   if (std::optional<RecordEvent>* event = ops->Push(paddle_event)) {
     event->emplace(OpName(name, ops->name));  // interned: a grad node's name is a temporary
   }
@@ -169,6 +261,9 @@ void HookMemEvent(void* self, const void* ptr, const PaddlePlace& place, size_t 
   if (type != kAllocate && type != kFree) return;  // reserved memory: the allocator's own
   const int index = PlaceOf(place);
   if (index < 0) return;
+  if (g_layer_backward.load(std::memory_order_relaxed)) {  // a waiting grad node's block
+    if (OpenOps* ops = internal::ThreadOwned<OpenOps>(/*make=*/false)) ops->OpenWaiting(0);
+  }
   if (type == kAllocate) {
     internal::TrackAlloc(index, ptr, size);
   } else {
@@ -240,6 +335,41 @@ std::vector<std::string> Install() {
   return missing;
 }
 
+// The event names of layer backward calls, "nn.Layer: <path>.backward", by path: kept
+// for good (an event's name outlives its window). Under the GIL.
+std::unordered_map<std::string, std::unique_ptr<const std::string>>* g_layer_names = nullptr;
+
+uintptr_t LayerEventName(const std::string& path) {
+  internal::NativeGuard profiler_memory;
+  if (g_layer_names == nullptr) g_layer_names = new std::remove_reference_t<decltype(*g_layer_names)>();
+  auto& name = (*g_layer_names)[path];
+  if (name == nullptr) name = std::make_unique<const std::string>("nn.Layer: " + path + ".backward");
+  return reinterpret_cast<uintptr_t>(name->c_str());
+}
+
+std::vector<const char*> Chain(const std::vector<uintptr_t>& names) {
+  std::vector<const char*> chain;
+  chain.reserve(names.size());
+  for (const uintptr_t name : names) chain.push_back(reinterpret_cast<const char*>(name));
+  return chain;
+}
+
+void OpenLayerBackward(const std::vector<uintptr_t>& names) {
+  if (!IsProfilerEnabled()) return;
+  if (OpenOps* ops = internal::ThreadOwned<OpenOps>()) ops->OpenLayers(Chain(names));
+}
+
+void CloseLayerBackward(const std::vector<uintptr_t>& names) {
+  if (OpenOps* ops = internal::ThreadOwned<OpenOps>(/*make=*/false)) ops->CloseLayers(Chain(names));
+}
+
+void EndLayerBackward() {
+  if (OpenOps* ops = internal::ThreadOwned<OpenOps>(/*make=*/false)) {
+    ops->OpenWaiting(0);
+    ops->CloseLayersTo(0);
+  }
+}
+
 }  // namespace
 }  // namespace paddle_prof::paddle_bridge
 
@@ -248,4 +378,16 @@ PYBIND11_MODULE(_paddle_bridge, m) {
   m.def("install", &paddle_prof::paddle_bridge::Install,
         "Points the loaded Paddle objects' calls to its profiler's entry points at the "
         "bridge's hooks; returns the entry points not found (none: installed).");
+  m.def("set_layer_backward",
+        [](bool on) { paddle_prof::paddle_bridge::g_layer_backward.store(on); },
+        "Whether grad nodes' events wait for the layer backward events their hooks open.");
+  m.def("layer_event_name", &paddle_prof::paddle_bridge::LayerEventName,
+        "The event name of a layer's backward calls, kept for good, as a handle.");
+  m.def("open_layer_backward", &paddle_prof::paddle_bridge::OpenLayerBackward,
+        "Has the layer backward events of a chain of handles (outermost first) open on "
+        "this thread, around the grad node waiting.");
+  m.def("close_layer_backward", &paddle_prof::paddle_bridge::CloseLayerBackward,
+        "Closes the layer backward event of a chain's last, if open.");
+  m.def("end_layer_backward", &paddle_prof::paddle_bridge::EndLayerBackward,
+        "Closes this thread's layer backward events: its backward pass returned.");
 }

@@ -58,11 +58,14 @@ _install()
 class profiler(_base_profiler):  # noqa: N801 (the API's name)
     """paddle_prof.profiler for PaddlePaddle programs: the same arguments, plus
     ``modules`` (default True), which makes each ``paddle.nn.Layer`` call an event
-    ``nn.Layer: <path>``, so that ops nest under their layer and ``report.modules`` gives
-    each layer's calls, time, parameters and memory. Each step's time splits into phases
+    ``nn.Layer: <path>``, and its gradient computation ``nn.Layer: <path>.backward``, so
+    that ops nest under their layer and ``report.modules`` gives each layer's calls,
+    time, parameters and memory. Each step's time splits into phases
     (``steps[i].phases_ms``: forward, the root layers' calls; backward,
-    ``Tensor.backward``; optimizer, an optimizer's ``step``, ``clear_grad`` and
-    ``minimize``; other), and ``prof.step(num_samples=N)`` gives the throughput."""
+    ``Tensor.backward``, ``paddle.autograd.backward``, ``paddle.grad``; optimizer, an
+    optimizer's ``step``, ``clear_grad`` and ``minimize``; data, a DataLoader's next
+    batch or a static program's feed; other), and ``prof.step(num_samples=N)`` gives the
+    throughput."""
 
     def __init__(self, state: str = "CPU", sorted_key: Optional[str] = None,
                  profile_path: Optional[str] = None, *, modules: bool = True,

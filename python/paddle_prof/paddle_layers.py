@@ -3,9 +3,9 @@
 are: module_paths.py), each backward pass ``paddle.autograd.backward``, an optimizer's
 ``step``, ``clear_grad`` and ``minimize`` ``Optimizer.<method>#<type>.<method>``, a
 ``paddle.io.DataLoader`` iterator's next batch ``paddle.io.DataLoader#<type>.__next__``:
-the events the report's ``modules`` and step phases read; and a static program's runs
-(paddle_static.py). Installed for a window (install/remove); the layers' gradient
-computation is not yet an event of its own.
+the events the report's ``modules`` and step phases read; each layer's gradient
+computation ``nn.Layer: <path>.backward`` (paddle_layer_backward.py); and a static
+program's runs (paddle_static.py). Installed for a window (install/remove).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from paddle.io.dataloader import dataloader_iter as _dataloader_iter
 
 from paddle_prof import _core
 from paddle_prof.module_paths import held_as
+from paddle_prof.paddle_layer_backward import LayerBackward
 from paddle_prof.paddle_memory import MemoryKinds
 from paddle_prof.paddle_static import StaticRuns
 from paddle_prof.record_event import record_event
@@ -75,6 +76,7 @@ class LayerEvents:
         self._paths: "weakref.WeakKeyDictionary[Any, Dict[Optional[str], str]]" = \
             weakref.WeakKeyDictionary()
         self._noted: set = set()
+        self._backward = LayerBackward()
         self._patched: List[Tuple[Any, str, Any]] = []  # (owner, name, original)
 
     def _path(self, layer: Any, caller: Optional[Tuple[Any, str]]) -> str:
@@ -103,8 +105,15 @@ class LayerEvents:
     def install(self) -> None:
         if self.layers:
             self._patch(paddle.nn.Layer, "__call__", self._layer_call(paddle.nn.Layer.__call__))
+            self._backward.install()
         self._patch(paddle.Tensor, "backward",
-                    _scoped(paddle.Tensor.backward, lambda _: "paddle.autograd.backward"))
+                    self._backward_call(paddle.Tensor.__dict__["backward"],
+                                        "paddle.autograd.backward"))
+        for name in ("backward", "grad"):
+            self._patch(paddle.autograd, name, self._backward_call(
+                paddle.autograd.__dict__[name], f"paddle.autograd.{name}"))
+        self._patch(paddle, "grad", self._backward_call(paddle.__dict__["grad"],
+                                                        "paddle.autograd.grad"))
         for cls in _subclasses(_dataloader_iter._DataLoaderIterBase):
             if "__next__" in cls.__dict__:
                 self._patch(cls, "__next__", _scoped(
@@ -141,6 +150,23 @@ class LayerEvents:
         stepped.__wrapped__ = original  # type: ignore[attr-defined]
         return stepped
 
+    def _backward_call(self, original: Callable[..., Any], name: str) -> Callable[..., Any]:
+        """A backward pass (Tensor.backward, paddle.autograd.backward, paddle.grad) as the
+        event `name`; the layers' backward events it opened end with it."""
+        backward = self._backward
+
+        def recorded(*args: Any, **kwargs: Any) -> Any:
+            if not paddle.in_dynamic_mode():  # paddle.grad building a static program
+                return original(*args, **kwargs)
+            with record_event(name):
+                try:
+                    return original(*args, **kwargs)
+                finally:
+                    backward.end()  # inside the pass's event, which is around them
+
+        recorded.__wrapped__ = original  # type: ignore[attr-defined]
+        return recorded
+
     def _layer_call(self, original: Callable[..., Any]) -> Callable[..., Any]:
         events = self
 
@@ -152,13 +178,18 @@ class LayerEvents:
             stack.append((layer, path))
             try:
                 with record_event("nn.Layer: " + path):
-                    return original(layer, *args, **kwargs)
+                    output = original(layer, *args, **kwargs)
+                backward = events._backward
+                backward.note_call(tuple(backward.name(p) for _, p in stack),
+                                   args + tuple(kwargs.values()), output)
+                return output
             finally:
                 stack.pop()
 
         return __call__
 
     def remove(self) -> None:
+        self._backward.remove()
         for owner, name, original in reversed(self._patched):
             setattr(owner, name, original)
         self._patched.clear()

@@ -43,7 +43,9 @@
 //  - SignalNamed (caught_signals.h): run's supervisor passes the snapshot signal on;
 //  - StartInProcessNative, StopInProcessNative (in_process_native.h): profiler(native=True);
 //  - PatchImportSlots (import_slots.h): the Paddle bridge's hooks on the calls Paddle makes
-//    to its own profiler's entry points;
+//    to its own profiler's entry points; ScopeTickNow, BackdateOpenScopes
+//    (scope_backdate.h): its grad nodes' events, opened once the layer events around
+//    them are;
 //  - HtmlReport, HtmlPage (html_report.h): Report.to_html(), `python3 -m paddle_prof html`
 //    and the merge CLI's page, and the page of a summary text (tests draw edited ones);
 //  - RegisterStackCapture, RecordStacks, RecordingStacks, InternCallStack, CallStack
@@ -69,6 +71,7 @@
 #include "place_registry.h"
 #include "profiler_control.h"
 #include "report_merge.h"
+#include "scope_backdate.h"
 #include "sort_keys.h"
 #include "summary_reader.h"
 

@@ -132,6 +132,15 @@ bool ThreadRecorder::BeginSlow(const void* owner, const char* name, const char* 
   return true;
 }
 
+void ThreadRecorder::BackdateOpenScopes(int count, uint64_t tick) {
+  const uint32_t d = depth_.load(std::memory_order_relaxed);
+  const uint32_t first = count >= 0 && static_cast<uint32_t>(count) < d ? d - count : 0;
+  const uint64_t floor = first > 0 ? stack_[first - 1].start : 0;
+  for (uint32_t i = first; i < d; ++i) {
+    stack_[i].start = std::min(stack_[i].start, std::max(tick, floor));
+  }
+}
+
 void ThreadRecorder::EmitSlow(const OpenScope& scope, uint32_t depth, uint64_t end_tick) {
   if (scope.gpu != nullptr) scope.gpu->PopScope();
   // Acquire pairs with the release that opened the window: the collector of the

@@ -154,6 +154,10 @@ class ThreadRecorder {
     }
   }
 
+  // Moves the start of the `count` innermost open scopes back to `tick`, none before
+  // the start of the scope around them (scope_backdate.h). Owner thread only.
+  void BackdateOpenScopes(int count, uint64_t tick);
+
   // Called on the thread that ends a scope `recorder` (another thread's) began: marks
   // the scope abandoned, so its own thread drops it, and counts it on this thread.
   void CountForeignEnd(ThreadRecorder* recorder, uint32_t depth, const void* owner);

@@ -146,11 +146,11 @@ Phase PhaseOf(std::string_view name) {
     return path.find('.') == std::string_view::npos ? Phase::kForward : Phase::kNone;
   }
   if (name == "torch.autograd.backward" || name == "torch.autograd.grad" ||
-      name == "paddle.autograd.backward") {
+      name == "paddle.autograd.backward" || name == "paddle.autograd.grad") {
     return Phase::kBackward;
   }
   if (StartsWith(name, "Optimizer.step#") || StartsWith(name, "Optimizer.zero_grad#") ||
-      StartsWith(name, "Optimizer.clear_grad#")) {
+      StartsWith(name, "Optimizer.clear_grad#") || StartsWith(name, "Optimizer.minimize#")) {
     return Phase::kOptimizer;
   }
   return Phase::kNone;

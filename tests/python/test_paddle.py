@@ -4,6 +4,7 @@ skipping): every op of an eager and of a static program, with exact memory."""
 
 import importlib.util
 import io
+import json
 import os
 import subprocess
 import sys
@@ -240,6 +241,52 @@ def test_layers_are_the_model_view_with_their_ops_memory():
     # backward) are what its forward left alive.
     assert modules["Net.fc1"].memory["CPU"]["activation_bytes"] >= 64 * 128 * 4
     assert not train_net(steps=1, modules=False).modules
+
+
+def trace_calls(path):
+    """The trace's calls of each thread: (name, start, end), by thread id."""
+    with open(path) as f:
+        trace = json.load(f)
+    calls = {}
+    for e in trace["traceEvents"] if isinstance(trace, dict) else trace:
+        if e.get("ph") == "X" and e.get("tid") != 0:
+            calls.setdefault(e["tid"], []).append((e["name"], e["ts"], e["ts"] + e["dur"]))
+    return calls
+
+
+def test_a_layers_gradient_computation_is_its_backward_event_around_its_grad_ops(tmp_path):
+    report = train_net(profile_path=str(tmp_path / "net.json"))
+    modules = {m.path: m for m in report.modules}
+    assert all(m.backward_ms > 0 for m in modules.values()), modules
+    rows = rows_of(report)
+    for path in ("Net", "Net.fc1", "Net.{fc2,head}"):
+        assert rows[f"nn.Layer: {path}.backward"].calls == 3
+    [calls] = [c for c in trace_calls(str(tmp_path / "net.json")).values()
+               if any(name == "paddle.autograd.backward" for name, _, _ in c)]
+
+    def inside(name):
+        """The layer backward events around each call of `name`, innermost last."""
+        found = []
+        for op, start, end in calls:
+            if op == name:
+                around = [(s, -e, n) for n, s, e in calls if n.startswith("nn.Layer: ")
+                          and n.endswith(".backward") and s <= start and end <= e]
+                found.append([n for _, _, n in sorted(around)])
+        return found
+
+    fc1 = ["nn.Layer: Net.backward", "nn.Layer: Net.fc1.backward"]
+    fc2 = ["nn.Layer: Net.backward", "nn.Layer: Net.{fc2,head}.backward"]
+    # Each Linear's two grad ops under its own layer, relu's under Net alone (relu is a
+    # function of Net's forward), the loss's mean outside the model.
+    assert sorted(map(tuple, inside("matmul_grad"))) == [tuple(fc1)] * 3 + [tuple(fc2)] * 3
+    assert sorted(map(tuple, inside("add_grad"))) == [tuple(fc1)] * 3 + [tuple(fc2)] * 3
+    assert inside("relu_grad") == [["nn.Layer: Net.backward"]] * 3
+    assert inside("mean_grad") == [[]] * 3
+    # Every event nests: none ends inside another it began before.
+    for name, start, end in calls:
+        for other, s, e in calls:
+            assert not (s < start < e < end), (name, other)
+    assert not report.warnings
 
 
 def test_each_step_splits_into_phases_that_add_up_to_it():

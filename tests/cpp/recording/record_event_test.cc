@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "scope_backdate.h"
 #include "test_util.h"
 
 namespace paddle_prof {
@@ -77,6 +78,29 @@ TEST(RecordEventTest, AStringViewNameIsInternedAcrossCallsAndWindows) {
   const Report next = StopProfiler();
   EXPECT_EQ(next.events.size(), 3u);
   for (const char* name : {"alpha", "beta", "alphb"}) EXPECT_EQ(Row(next, name).calls, 1);
+}
+
+TEST(RecordEventTest, OpenScopesBackdatedBeginWhenTheirWorkDidButNotBeforeTheScopeAround) {
+  EnableProfiler(ProfilerState::kCPU);
+  {
+    RecordEvent outer("outer");
+    testing::Spin(2000);
+    const uint64_t began = internal::ScopeTickNow();
+    testing::Spin(3000);
+    RecordEvent layer("layer");
+    RecordEvent node("node");
+    internal::BackdateOpenScopes(2, began);  // both: the 3 ms before they opened too
+    testing::Spin(1000);
+    {
+      RecordEvent late("late");
+      internal::BackdateOpenScopes(1, 0);  // never before the scope around it
+    }
+  }
+  const Report report = StopProfiler();
+  EXPECT_GE(Row(report, "node").total_ms, 3.5);
+  EXPECT_GE(Row(report, "layer").total_ms, Row(report, "node").total_ms);
+  EXPECT_LE(Row(report, "layer").total_ms, Row(report, "outer").total_ms - 1.5);
+  EXPECT_LE(Row(report, "late").total_ms, Row(report, "node").total_ms);
 }
 
 }  // namespace

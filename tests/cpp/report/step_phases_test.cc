@@ -32,6 +32,8 @@ TEST(StepPhasesTest, PhasesAreNamedByTheEventsThatMarkThem) {
   EXPECT_EQ(PhaseOf("nn.Layer: Net.fc1"), Phase::kNone);
   EXPECT_EQ(PhaseOf("nn.Layer: Net.backward"), Phase::kNone);
   EXPECT_EQ(PhaseOf("paddle.autograd.backward"), Phase::kBackward);
+  EXPECT_EQ(PhaseOf("paddle.autograd.grad"), Phase::kBackward);
+  EXPECT_EQ(PhaseOf("Optimizer.minimize#SGD.minimize"), Phase::kOptimizer);
   EXPECT_EQ(PhaseOf("paddle.io.DataLoader#_DataLoaderIterSingleProcess.__next__"), Phase::kData);
   EXPECT_EQ(PhaseOf("Optimizer.step#Adam.step"), Phase::kOptimizer);
   EXPECT_EQ(PhaseOf("Optimizer.clear_grad#Adam.clear_grad"), Phase::kOptimizer);
