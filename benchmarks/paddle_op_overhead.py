@@ -19,6 +19,7 @@ import argparse
 import contextlib
 import io
 import statistics
+import tempfile
 import time
 
 import paddle
@@ -62,20 +63,24 @@ def timed(work, window=None):
 
 
 class PaddleProfiler:
-    """paddle.profiler.Profiler as a window: started, then stopped with its summary."""
+    """paddle.profiler.Profiler as a window: started, then stopped with its summary; its
+    trace is written, as by default, into a folder of its own, removed after."""
 
     def __init__(self, memory: bool) -> None:
         self.memory = memory
 
     def __enter__(self):
-        self.profiler = paddle.profiler.Profiler(targets=[paddle.profiler.ProfilerTarget.CPU],
-                                                 profile_memory=self.memory)
+        self.folder = tempfile.TemporaryDirectory()
+        self.profiler = paddle.profiler.Profiler(
+            targets=[paddle.profiler.ProfilerTarget.CPU], profile_memory=self.memory,
+            on_trace_ready=paddle.profiler.export_chrome_tracing(self.folder.name))
         self.profiler.start()
 
     def __exit__(self, *exc_info):
         self.profiler.stop()
         with contextlib.redirect_stdout(io.StringIO()):  # its table, built and not shown
             self.profiler.summary()
+        self.folder.cleanup()
 
 
 def main() -> None:

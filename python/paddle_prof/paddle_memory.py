@@ -101,15 +101,16 @@ class MemoryKinds:
         for scope, parameters, state in list(self._scopes.values()):
             self._scan_scope(scope, parameters, state)
         try:
-            params = [p for root in list(self._roots) for p in root.parameters()]
+            # Each parameter once: a model's are most often its optimizer's too.
+            params = {id(p): p for root in list(self._roots) for p in root.parameters()}
             state = []
             for optimizer in list(self._optimizers):
-                params.extend(_parameters(optimizer))
+                params.update((id(p), p) for p in _parameters(optimizer))
                 for by_param in (getattr(optimizer, "_accumulators", None) or {}).values():
                     state.extend(by_param.values())
                 state.extend((getattr(optimizer, "_master_weights", None) or {}).values())
-            _core.mark_blocks(_addresses(params), _core.PARAMETER)
-            _core.mark_blocks(_addresses(_gradients(params)), _core.GRADIENT)
+            _core.mark_blocks(_addresses(params.values()), _core.PARAMETER)
+            _core.mark_blocks(_addresses(_gradients(params.values())), _core.GRADIENT)
             _core.mark_blocks(_addresses(state), _core.OPTIMIZER_STATE)
         except Exception as e:  # noqa: BLE001 (any model's oddity)
             self.warn(e)
