@@ -410,6 +410,98 @@ def test_advice_on_small_ops_names_no_torch_tool():
     assert advice["fix"] == "Give each call more work: larger batches, fewer and larger ops."
 
 
+class ConvNet(paddle.nn.Layer):
+    """Eight conv blocks on 32x32 images: each keeps its ReLU's output for backward."""
+
+    def __init__(self, recompute=False):
+        super().__init__()
+        self.recompute = recompute
+        self.blocks = paddle.nn.LayerList([
+            paddle.nn.Sequential(paddle.nn.Conv2D(3 if i == 0 else 32, 32, 3, padding=1),
+                                 paddle.nn.ReLU()) for i in range(8)])
+        self.head = paddle.nn.Linear(32 * 32 * 32, 2)
+
+    def forward(self, x):
+        from paddle.distributed.fleet.utils import recompute
+        for block in self.blocks:
+            x = recompute(block, x) if self.recompute else block(x)
+        return self.head(x.flatten(1))
+
+
+def conv_net_peak(recompute):
+    paddle.disable_static()
+    paddle.seed(0)
+    model = ConvNet(recompute)
+    x = paddle.randn([16, 3, 32, 32])
+    with paddle_prof.paddle.profiler("CPU", stream=io.StringIO()) as prof:
+        for _ in range(2):
+            model(x).sum().backward()
+            prof.step()
+    summary = prof.report.to_dict()
+    [cpu] = [p for p in summary["places"] if p["place"] == "CPU"]
+    return cpu, [a for a in summary["advice"] if a["kind"] == "activation_bound"]
+
+
+def test_activation_bound_names_paddles_recompute_which_cuts_the_peak():
+    cpu, [advice] = conv_net_peak(recompute=False)
+    assert advice["bytes"] == cpu["categories_at_peak"]["activation"] >= cpu["peak_bytes"] / 2
+    assert advice["fix"].startswith(
+        "Recompute activations in the backward pass instead of keeping them: activation "
+        "checkpointing (paddle.distributed.fleet.utils.recompute) around the layers that "
+        "keep the most: ConvNet.blocks.")
+    assert "torch" not in advice["fix"]
+    # The remedy, tried: each block recomputed in backward keeps its input alone.
+    recomputed, _ = conv_net_peak(recompute=True)
+    assert recomputed["peak_bytes"] < cpu["peak_bytes"] / 2
+    assert recomputed["categories_at_peak"]["activation"] < advice["bytes"] / 2
+
+
+SLOW_DATA = """
+import io, json, sys, time
+import numpy as np, paddle, paddle_prof, paddle_prof.paddle
+
+class Slow(paddle.io.Dataset):
+    def __len__(self):
+        return 128
+    def __getitem__(self, i):
+        time.sleep(0.006)  # decoding, say
+        return np.full((512,), float(i), "float32")
+
+paddle.seed(0)
+model = paddle.nn.Sequential(*[paddle.nn.Linear(512, 512) for _ in range(24)])
+loader = paddle.io.DataLoader(Slow(), batch_size=8, num_workers=int(sys.argv[1]))
+with paddle_prof.paddle.profiler("CPU", stream=io.StringIO()) as prof:
+    for x in loader:
+        model(x).sum().backward()
+        prof.step(num_samples=len(x))
+summary = prof.report.to_dict()
+print(json.dumps({"data": summary["phases_ms"]["data"],
+                  "steps": sum(s["wall_ms"] for s in summary["steps"]),
+                  "advice": [a for a in summary["advice"] if a["kind"] == "data_bound"]}))
+"""
+
+
+def data_bound(tmp_path, workers):
+    script = tmp_path / "slow_data.py"
+    script.write_text(SLOW_DATA)
+    result = subprocess.run([sys.executable, str(script), str(workers)], capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_data_bound_names_paddles_dataloader_workers_which_end_the_wait(tmp_path):
+    waited = data_bound(tmp_path, workers=0)
+    [advice] = waited["advice"]
+    assert advice["ms"] == waited["data"] >= 0.3 * waited["steps"]
+    assert "paddle.io.DataLoader(num_workers=N)" in advice["fix"]
+    assert "pin_memory" not in advice["fix"]  # Paddle's DataLoader has none
+    # The remedy, tried: four workers load the next batches while the steps run.
+    loaded = data_bound(tmp_path, workers=4)
+    assert not loaded["advice"], loaded
+    assert loaded["data"] < waited["data"] / 2
+
+
 def test_an_optimizer_of_parameter_groups_is_read_too():
     paddle.disable_static()
     net = Net()

@@ -98,6 +98,14 @@ TEST(AdviceTest, DataBoundFromThirtyPercentOfStepTime) {
             "the steps wait for their data: the data phase (the DataLoader's __next__) takes 30% "
             "of step time, 30.0 ms of 100.0 ms over 2 steps.");
   EXPECT_NE(advice[0].fix.find("num_workers"), std::string::npos);
+  EXPECT_NE(advice[0].fix.find("pin_memory"), std::string::npos);
+  Report r = WithSteps(30, 70);  // a PaddlePaddle program's
+  r.events.push_back(testing::TimedRow("paddle.io.DataLoader#_DataLoaderIterMultiProcess.__next__",
+                                       8, 30, 30, 1, 10));
+  const std::vector<Advice> paddle = FigureAdvice(r);
+  ASSERT_EQ(Kinds(paddle), std::vector<std::string>{"data_bound"});
+  EXPECT_NE(paddle[0].fix.find("paddle.io.DataLoader(num_workers=N)"), std::string::npos);
+  EXPECT_EQ(paddle[0].fix.find("pin_memory"), std::string::npos);  // Paddle's has none
 }
 
 ModuleSummary Module(const std::string& path, int depth, int64_t activation_bytes) {
@@ -134,7 +142,13 @@ TEST(AdviceTest, ActivationBoundFromHalfAPlacesPeakNamingTheModulesThatKeepTheMo
             "checkpointing (torch.utils.checkpoint.checkpoint) around the modules that keep the "
             "most: Net.features (4.00 MiB), Net.head (1.00 MiB), Net.pool (512.00 KiB); or a "
             "smaller batch.");
-  r.events = {Op("nn.Layer: Net", 1.0, 1.0)};  // a PaddlePaddle program's: no torch tool
+  r.events = {Op("nn.Layer: Net", 1.0, 1.0)};  // a PaddlePaddle program's: Paddle's tool
+  EXPECT_EQ(FigureAdvice(r)[0].fix,
+            "Recompute activations in the backward pass instead of keeping them: activation "
+            "checkpointing (paddle.distributed.fleet.utils.recompute) around the layers that "
+            "keep the most: Net.features (4.00 MiB), Net.head (1.00 MiB), Net.pool (512.00 "
+            "KiB); or a smaller batch.");
+  r.events = {Op("conv2d", 1.0, 1.0)};  // a framework's of its own: no tool
   EXPECT_EQ(FigureAdvice(r)[0].fix.rfind("Recompute activations in the backward pass instead "
                                          "of keeping them: activation checkpointing around",
                                          0),
