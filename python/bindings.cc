@@ -431,8 +431,13 @@ PYBIND11_MODULE(_core, m) {
   m.attr("GRADIENT") = py::int_(static_cast<int>(internal::kGradientBlock));
   m.attr("OPTIMIZER_STATE") = py::int_(static_cast<int>(internal::kOptimizerStateBlock));
   m.def(
-      "set_memory_categories", [](bool on) { internal::SetMemoryCategories(on); },
-      py::arg("on"), "Turns the window's memory categories on or off.");
+      "set_memory_categories",
+      [](bool on, bool plain_op_names) {
+        internal::SetMemoryCategories(on, plain_op_names);
+      },
+      py::arg("on"), py::arg("plain_op_names") = false,
+      "Turns the window's memory categories on or off; plain_op_names: the framework "
+      "names its ops plainly ('matmul', PaddlePaddle's), not 'aten::'.");
   m.def(
       "mark_blocks",
       [](const std::vector<uintptr_t>& addresses, int kind) {

@@ -11,6 +11,10 @@
 // (infer_meta, kernel launch, its executor's bookkeeping) are not ops: left to Paddle.
 // The layouts read here are Paddle 3.x's; paddle_prof/paddle.py serves no other.
 //
+// Collective communication on CPU is phi::distributed::GlooCommContext's, which
+// libpaddle.so calls through its import slots too: each call is an event
+// "gloo:<collective>", which the report counts as communication (step_communication.h).
+//
 // A layer's backward events ("nn.Layer: Net.fc1.backward") are opened and closed here
 // for paddle_prof/paddle_layer_backward.py, whose tensor hooks say when. Paddle runs a
 // grad node's tensor hooks inside the node, after its event began; so while layer
@@ -72,6 +76,34 @@ EventOfLiteral g_event_of_literal = nullptr;
 EventOfString g_event_of_string = nullptr;
 EventEnd g_event_end = nullptr;
 MemEvent g_mem_event = nullptr;
+
+// GlooCommContext's collectives: void member functions whose arguments (`this`, then at
+// most five pointers and integers) all pass in integer registers, so that one hook shape
+// forwards them all (x86-64 and AArch64 calling conventions). Their originals, when the
+// loaded Paddle has them (a build without gloo has none).
+struct Collective {
+  const char* symbol;
+  const char* event;
+  void* original;
+};
+Collective g_collectives[] = {
+    {"_ZN3phi11distributed15GlooCommContext9AllReduceEPNS_11DenseTensorERKS2_ij",
+     "gloo:all_reduce", nullptr},
+    {"_ZN3phi11distributed15GlooCommContext9BroadcastEPNS_11DenseTensorERKS2_ij",
+     "gloo:broadcast", nullptr},
+    {"_ZN3phi11distributed15GlooCommContext6ReduceEPNS_11DenseTensorERKS2_iij", "gloo:reduce",
+     nullptr},
+    {"_ZN3phi11distributed15GlooCommContext9AllGatherEPNS_11DenseTensorERKS2_j",
+     "gloo:all_gather", nullptr},
+    {"_ZN3phi11distributed15GlooCommContext6GatherEPNS_11DenseTensorERKS2_ij", "gloo:gather",
+     nullptr},
+    {"_ZN3phi11distributed15GlooCommContext7ScatterEPNS_11DenseTensorERKS2_iij", "gloo:scatter",
+     nullptr},
+    {"_ZN3phi11distributed15GlooCommContext7BarrierEv", "gloo:barrier", nullptr},
+    {"_ZN3phi11distributed15GlooCommContext4SendERKNS_11DenseTensorEij", "gloo:send", nullptr},
+    {"_ZN3phi11distributed15GlooCommContext4RecvEPNS_11DenseTensorEij", "gloo:recv", nullptr},
+};
+constexpr int kCollectives = sizeof(g_collectives) / sizeof(g_collectives[0]);
 
 // Whether layer backward events are on (a window with layers is open): grad nodes'
 // events then wait for their hooks.
@@ -239,6 +271,28 @@ void HookEventEnd(void* self) {
   g_event_end(self);
 }
 
+template <int I>
+void HookCollective(uintptr_t self, uintptr_t a, uintptr_t b, uintptr_t c, uintptr_t d,
+                    uintptr_t e) {
+  if (g_layer_backward.load(std::memory_order_relaxed)) {  // inside a waiting grad node
+    if (OpenOps* ops = internal::ThreadOwned<OpenOps>(/*make=*/false)) ops->OpenWaiting(0);
+  }
+  RecordEvent event(g_collectives[I].event);
+  using Original = void (*)(uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t);
+  reinterpret_cast<Original>(g_collectives[I].original)(self, a, b, c, d, e);
+}
+
+template <int... I>
+const void* CollectiveHook(const char* name, std::integer_sequence<int, I...>) {
+  const void* hooks[] = {reinterpret_cast<const void*>(&HookCollective<I>)...};
+  for (int i = 0; i < kCollectives; ++i) {
+    if (g_collectives[i].original != nullptr && std::strcmp(name, g_collectives[i].symbol) == 0) {
+      return hooks[i];
+    }
+  }
+  return nullptr;
+}
+
 // The place index of Paddle's place, or -1 for one not tracked (pinned, XPU, custom).
 int PlaceOf(const PaddlePlace& place) {
   static const int cpu = internal::PlaceIndex(CPUPlace());
@@ -276,7 +330,7 @@ const void* HookFor(const char* name) {
   if (std::strcmp(name, kEventOfString) == 0) return reinterpret_cast<const void*>(&HookEventOfString);
   if (std::strcmp(name, kEventEnd) == 0) return reinterpret_cast<const void*>(&HookEventEnd);
   if (std::strcmp(name, kMemEvent) == 0) return reinterpret_cast<const void*>(&HookMemEvent);
-  return nullptr;
+  return CollectiveHook(name, std::make_integer_sequence<int, kCollectives>());
 }
 
 bool IsPaddles(const char* path) {
@@ -329,6 +383,9 @@ std::vector<std::string> Install() {
     find(&g_event_end, kEventEnd);
     find(&g_mem_event, kMemEvent);
     if (!missing.empty()) return missing;
+    for (Collective& collective : g_collectives) {  // optional: gloo may be left out
+      collective.original = PaddleDefinition(objects, collective.symbol);
+    }
     g_patched = new std::vector<internal::PatchedSlot>();
   }
   internal::PatchImportSlots(&IsPaddles, &HookFor, g_patched);

@@ -96,7 +96,8 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
 
     def _start(self) -> None:
         super()._start()
-        _core.set_memory_categories(True)  # each window, as a schedule opens them
+        # Each window, as a schedule opens them; Paddle names its ops plainly.
+        _core.set_memory_categories(True, plain_op_names=True)
 
     def _before_stop(self) -> None:
         if self._kinds is not None:
@@ -113,7 +114,7 @@ def attach_to_implicit_window() -> None:
     paddle_prof.paddle.profiler() has (layers, phases, memory kinds), and a step at each
     optimizer step, since the program marks none. They end with it (as it stops, the
     kinds told first) or as the program's own profiler takes over."""
-    _core.set_memory_categories(True)
+    _core.set_memory_categories(True, plain_op_names=True)
     kinds = MemoryKinds()
     events = LayerEvents(True, kinds, on_optimizer_step=_core.mark_step)
 

@@ -195,6 +195,7 @@ void EnableLocked(Control& control, ProfilerState state, bool implicit,
   control.capture_dir = FLAGS_paddle_prof_capture_dir;
   RecordStacks(FLAGS_paddle_prof_record_stacks);
   g_memory_categories.store(false, std::memory_order_relaxed);  // a reset keeps it
+  g_plain_op_names.store(false, std::memory_order_relaxed);
   if (child_of != nullptr) BecomeChildLocked(control, *child_of);
   OpenWindow(control);
   control.first_window = control.last_window;
@@ -460,7 +461,7 @@ void SetOutOfMemoryPath(const std::string& path) {
   if (g_window.load(std::memory_order_relaxed) != 0) control.oom_path = path;
 }
 
-void SetMemoryCategories(bool on) {
+void SetMemoryCategories(bool on, bool plain_op_names) {
   Control& control = GetControl();
   std::lock_guard<std::mutex> lock(control.mu);
   if (g_window.load(std::memory_order_relaxed) == 0) return;
@@ -468,6 +469,7 @@ void SetMemoryCategories(bool on) {
   // model it does not call is no parameter here.
   if (on && !g_memory_categories.load(std::memory_order_relaxed)) LiveBlocks::ClearKinds();
   g_memory_categories.store(on, std::memory_order_relaxed);
+  g_plain_op_names.store(on && plain_op_names, std::memory_order_relaxed);
 }
 
 void SetDistributedInfo(int rank, int world_size, const std::string& backend,

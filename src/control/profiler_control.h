@@ -69,7 +69,10 @@ bool ImplicitProfilerRunning();
 // (memory_categories.h): paddle_prof.torch's windows, which mark the blocks they know
 // (MarkBlock); turning it on forgets what earlier windows told of the live blocks.
 // Ignored while no window is open; off as each window is enabled, kept by a reset.
-void SetMemoryCategories(bool on);
+// `plain_op_names`: the framework names its ops plainly (PaddlePaddle's "matmul"), so an
+// op a temporary lives within is any event named by lower-case letters, digits and
+// underscores (IsOpName); else ATen's and autograd's.
+void SetMemoryCategories(bool on, bool plain_op_names = false);
 
 // Whether processes started in the open window profile themselves and are merged into
 // its report when it stops (FLAGS_paddle_prof_follow_children is the default of each

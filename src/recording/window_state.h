@@ -21,6 +21,10 @@ inline std::atomic<bool> g_memory_timeline{true};
 // Whether the open window's report splits memory into categories (paddle_prof.torch's
 // windows, which tell the blocks' kinds); off as each window is enabled, kept by a reset.
 inline std::atomic<bool> g_memory_categories{false};
+// Whether the framework of the open window's categories names its ops plainly
+// ("matmul", "matmul_grad": paddle_prof.paddle's), not "aten::"; set and cleared with
+// g_memory_categories.
+inline std::atomic<bool> g_plain_op_names{false};
 
 // A window whose records go to memory-mapped files (capture_dir): the window and the
 // directory. Published before the window's id; a recorder that starts `window` maps its
@@ -35,6 +39,7 @@ inline std::atomic<const CaptureTarget*> g_capture{nullptr};
 inline int StepsInWindow() { return g_steps_in_window.load(std::memory_order_relaxed); }
 inline bool MemoryTimelineOn() { return g_memory_timeline.load(std::memory_order_relaxed); }
 inline bool MemoryCategoriesOn() { return g_memory_categories.load(std::memory_order_relaxed); }
+inline bool PlainOpNamesOn() { return g_plain_op_names.load(std::memory_order_relaxed); }
 
 }  // namespace paddle_prof::internal
 

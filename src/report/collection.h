@@ -99,6 +99,7 @@ struct Collection {
   bool gpu_traced = false;                 // state kCUDA or kAll
   bool record_stacks = false;              // top-level calls carry their stack ids
   bool memory_categories = false;          // the report splits memory by category
+  bool plain_op_names = false;             // ops are named "matmul", not "aten::mm"
   GpuCapture gpu;                          // what ran on the GPU, times in ticks
   GpuCorrelation gpu_correlation;          // which call launched it
   int64_t open_before_reset = 0;           // calls begun before a reset, still open at the stop

@@ -79,6 +79,7 @@ void CollectThreads(uint64_t window, uint64_t first_window,
   c->trace_counter_points = FLAGS_paddle_prof_trace_counter_points;
   c->memory_timeline = MemoryTimelineOn();
   c->memory_categories = MemoryCategoriesOn();
+  c->plain_op_names = PlainOpNamesOn();
   c->place_movers = PlaceMovers();
   GatherMemoryEvents(*c, &c->memory_events);  // sorted once, for report and trace
   c->gpu_correlation = CorrelateGpu(*c);

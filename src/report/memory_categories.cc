@@ -71,11 +71,14 @@ MemoryCategory OfEarlier(uint8_t kind) {
 
 const char* CategoryName(int category) { return kNames[category]; }
 
-bool IsOpName(const char* name) {
+bool IsOpName(const char* name, bool plain_op_names) {
   constexpr std::string_view kAten = "aten::";
   constexpr std::string_view kNode = "autograd::engine::evaluate_function: ";
-  return std::strncmp(name, kAten.data(), kAten.size()) == 0 ||
-         std::strncmp(name, kNode.data(), kNode.size()) == 0;
+  if (std::strncmp(name, kAten.data(), kAten.size()) == 0 ||
+      std::strncmp(name, kNode.data(), kNode.size()) == 0) {
+    return true;
+  }
+  return plain_op_names && IsPlainOpName(name);
 }
 
 std::vector<TickInterval> OutermostCalls(std::vector<TickInterval> calls) {

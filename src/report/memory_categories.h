@@ -39,8 +39,9 @@ struct BlockCategories {
   std::vector<CategoryBytes> start;  // by place index: the window's start bytes split
 };
 // Whether a call of this name is an op that a temporary lives within: an ATen op, or the
-// autograd node autograd ran it in.
-bool IsOpName(const char* name);
+// autograd node autograd ran it in; with `plain_op_names` (Collection::plain_op_names),
+// any name of lower-case letters, digits and underscores ("matmul", "matmul_grad").
+bool IsOpName(const char* name, bool plain_op_names = false);
 
 // A thread's calls as start and end ticks, in the order they were recorded (as they
 // ended): those no other holds, in time order. A call comes after those nested in it,

@@ -174,7 +174,7 @@ void ScanThread(const Collection& c, size_t position, PointerRows* rows, LeftOut
       if (last_row == nullptr || !(key == last)) {
         last = key;
         last_row = &(*rows)[key];  // node-based map: the reference survives rehashing
-        last_is_op = op_calls != nullptr && IsOpName(call.name);
+        last_is_op = op_calls != nullptr && IsOpName(call.name, c.plain_op_names);
       }
       if (last_is_op) op_calls->emplace_back(call.start, call.end);
       last_row->Add(duration, duration > children ? duration - children : 0);

@@ -156,13 +156,15 @@ Phase PhaseOf(std::string_view name) {
   return Phase::kNone;
 }
 
-Phase StaticOpPhase(std::string_view name) {
-  if (name.empty() || name == "fetch") return Phase::kNone;
+bool IsPlainOpName(std::string_view name) {
   for (const char ch : name) {
-    if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_')) {
-      return Phase::kNone;
-    }
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_')) return false;
   }
+  return !name.empty();
+}
+
+Phase StaticOpPhase(std::string_view name) {
+  if (name == "fetch" || !IsPlainOpName(name)) return Phase::kNone;
   if (EndsWith(name, "_grad") || EndsWith(name, "_grad_")) return Phase::kBackward;
   // Paddle's optimizers' update ops, in place ("adam_") or not.
   static constexpr std::string_view kUpdates[] = {

@@ -29,6 +29,10 @@ Phase PhaseOf(std::string_view name);
 // each op inside it (on any thread) has its StaticOpPhase.
 inline constexpr std::string_view kStaticRunEvent = "paddle.static.Executor.run";
 
+// Whether `name` is an op's as PaddlePaddle names them: lower-case letters, digits and
+// underscores ("matmul", "relu_grad_"), not empty.
+bool IsPlainOpName(std::string_view name);
+
 // A static program's op by its role, read from its name (Paddle's executor gives no
 // role): a gradient op ("matmul_grad", in place "relu_grad_") backward, an optimizer's
 // update ("momentum_", "adam_") optimizer, "fetch" none, any other op forward; an event

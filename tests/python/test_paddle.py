@@ -350,7 +350,7 @@ def test_a_dataloaders_batches_are_the_data_phase():
 
 
 TWO_RANKS = """
-import io, os, sys
+import io, os, sys, time
 import paddle, paddle.distributed as dist
 import paddle_prof, paddle_prof.paddle
 
@@ -363,6 +363,9 @@ def train(out):
     with paddle_prof.paddle.profiler("CPU", profile_path=os.path.join(out, "rank{rank}.json"),
                                      stream=io.StringIO()) as prof:
         for _ in range(3):
+            if dist.get_rank() == 1:
+                with paddle_prof.record_event("slow_op"):
+                    time.sleep(0.05)  # rank 0 waits for it in the gradients' all-reduce
             net(x).mean().backward()
             optimizer.step()
             optimizer.clear_grad()
@@ -393,9 +396,17 @@ def test_two_ranks_of_paddle_distributed_each_name_their_rank_and_merge(tmp_path
         assert [m["path"] for m in summary["modules"]] == ["DataParallel", "DataParallel._layers"]
         [cpu] = [p for p in summary["places"] if p["place"] == "CPU"]
         assert cpu["categories_end"]["parameter"] == (16 * 4 + 4) * 4
-    merged = paddle_prof.merge(paths).to_dict()
-    assert merged["process"]["world_size"] == 2
-    assert {r["name"]: r["calls"] for r in merged["events"]}["matmul"] == 6
+        # DataParallel all-reduces the gradients once a step, in one bucket, through gloo.
+        assert rows["gloo:all_reduce"]["calls"] == 3
+        assert all(step["comm_ms"] > 0 for step in summary["steps"])
+        if rank == 0:  # the wait for rank 1's sleep is communication
+            assert sum(step["comm_ms"] for step in summary["steps"]) >= 2 * 50
+    merged = paddle_prof.merge(paths)
+    assert merged.to_dict()["process"]["world_size"] == 2
+    assert {r["name"]: r["calls"] for r in merged.to_dict()["events"]}["matmul"] == 6
+    # Rank 0 waited in communication: not a straggler; rank 1 is the one to look at.
+    assert [a.message.split(" is behind")[0] for a in merged.advice
+            if a.kind == "straggler"] == ["rank 1"], merged.advice
 
 
 def test_advice_on_small_ops_names_no_torch_tool():
@@ -410,40 +421,58 @@ def test_advice_on_small_ops_names_no_torch_tool():
     assert advice["fix"] == "Give each call more work: larger batches, fewer and larger ops."
 
 
-class ConvNet(paddle.nn.Layer):
-    """Eight conv blocks on 32x32 images: each keeps its ReLU's output for backward."""
+CONV_NET = """
+import io, json, sys
+import paddle, paddle_prof, paddle_prof.paddle
+from paddle.distributed.fleet.utils import recompute
 
-    def __init__(self, recompute=False):
+
+class ConvNet(paddle.nn.Layer):
+    # Eight conv blocks on 32x32 images: each keeps its ReLU's output for backward.
+    def __init__(self, recomputed):
         super().__init__()
-        self.recompute = recompute
+        self.recomputed = recomputed
         self.blocks = paddle.nn.LayerList([
             paddle.nn.Sequential(paddle.nn.Conv2D(3 if i == 0 else 32, 32, 3, padding=1),
                                  paddle.nn.ReLU()) for i in range(8)])
         self.head = paddle.nn.Linear(32 * 32 * 32, 2)
 
     def forward(self, x):
-        from paddle.distributed.fleet.utils import recompute
         for block in self.blocks:
-            x = recompute(block, x) if self.recompute else block(x)
+            x = recompute(block, x) if self.recomputed else block(x)
         return self.head(x.flatten(1))
 
 
-def conv_net_peak(recompute):
-    paddle.disable_static()
-    paddle.seed(0)
-    model = ConvNet(recompute)
-    x = paddle.randn([16, 3, 32, 32])
-    with paddle_prof.paddle.profiler("CPU", stream=io.StringIO()) as prof:
-        for _ in range(2):
-            model(x).sum().backward()
-            prof.step()
-    summary = prof.report.to_dict()
-    [cpu] = [p for p in summary["places"] if p["place"] == "CPU"]
-    return cpu, [a for a in summary["advice"] if a["kind"] == "activation_bound"]
+paddle.seed(0)
+model = ConvNet(sys.argv[1] == "recompute")
+x = paddle.randn([16, 3, 32, 32])
+with paddle_prof.paddle.profiler("CPU", stream=io.StringIO()) as prof:
+    for _ in range(2):
+        model(x).sum().backward()
+        prof.step()
+summary = prof.report.to_dict()
+[cpu] = [p for p in summary["places"] if p["place"] == "CPU"]
+print(json.dumps({"cpu": cpu, "advice": [a for a in summary["advice"]
+                                         if a["kind"] == "activation_bound"]}))
+"""
 
 
-def test_activation_bound_names_paddles_recompute_which_cuts_the_peak():
-    cpu, [advice] = conv_net_peak(recompute=False)
+def program_output(tmp_path, name, source, *args):
+    """The last line of stdout of `source` run as a program of its own, read as JSON:
+    its process holds nothing of earlier tests."""
+    script = tmp_path / f"{name}.py"
+    script.write_text(source)
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(paddle_prof.__file__)))
+    result = subprocess.run([sys.executable, str(script), *args], capture_output=True,
+                            text=True, timeout=300, cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": package_root})
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_activation_bound_names_paddles_recompute_which_cuts_the_peak(tmp_path):
+    kept = program_output(tmp_path, "conv_net", CONV_NET, "keep")
+    cpu, [advice] = kept["cpu"], kept["advice"]
     assert advice["bytes"] == cpu["categories_at_peak"]["activation"] >= cpu["peak_bytes"] / 2
     assert advice["fix"].startswith(
         "Recompute activations in the backward pass instead of keeping them: activation "
@@ -451,7 +480,7 @@ def test_activation_bound_names_paddles_recompute_which_cuts_the_peak():
         "keep the most: ConvNet.blocks.")
     assert "torch" not in advice["fix"]
     # The remedy, tried: each block recomputed in backward keeps its input alone.
-    recomputed, _ = conv_net_peak(recompute=True)
+    recomputed = program_output(tmp_path, "conv_net", CONV_NET, "recompute")["cpu"]
     assert recomputed["peak_bytes"] < cpu["peak_bytes"] / 2
     assert recomputed["categories_at_peak"]["activation"] < advice["bytes"] / 2
 
@@ -481,23 +510,14 @@ print(json.dumps({"data": summary["phases_ms"]["data"],
 """
 
 
-def data_bound(tmp_path, workers):
-    script = tmp_path / "slow_data.py"
-    script.write_text(SLOW_DATA)
-    result = subprocess.run([sys.executable, str(script), str(workers)], capture_output=True,
-                            text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads(result.stdout.strip().splitlines()[-1])
-
-
 def test_data_bound_names_paddles_dataloader_workers_which_end_the_wait(tmp_path):
-    waited = data_bound(tmp_path, workers=0)
+    waited = program_output(tmp_path, "slow_data", SLOW_DATA, "0")
     [advice] = waited["advice"]
     assert advice["ms"] == waited["data"] >= 0.3 * waited["steps"]
     assert "paddle.io.DataLoader(num_workers=N)" in advice["fix"]
     assert "pin_memory" not in advice["fix"]  # Paddle's DataLoader has none
     # The remedy, tried: four workers load the next batches while the steps run.
-    loaded = data_bound(tmp_path, workers=4)
+    loaded = program_output(tmp_path, "slow_data", SLOW_DATA, "4")
     assert not loaded["advice"], loaded
     assert loaded["data"] < waited["data"] / 2
 

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <map>
 #include <string>
 #include <vector>
@@ -160,6 +162,28 @@ TEST(MemoryCategoriesTest, AWindowThatDoesNotCategoriseHasNone) {
   alloc.Free(block);
 }
 
+// The temporary bytes the timeline of a window shows at once at most: a scratch block
+// of 50 bytes freed inside an op named `op`, outside every phase.
+int64_t MostTemporary(const char* op, bool plain_op_names) {
+  TrackingAllocator alloc(CPUAllocator(), CPUPlace());
+  EnableProfiler(ProfilerState::kCPU);
+  internal::SetMemoryCategories(true, plain_op_names);
+  {
+    RecordEvent call(op);
+    alloc.Free(alloc.Allocate(50));
+  }
+  const Report report = DisableProfiler(EventSortingKey::kTotal, "");
+  const std::vector<int64_t>& series = report.timeline.at("CPU").by_category.at("temporary");
+  return series.empty() ? 0 : *std::max_element(series.begin(), series.end());
+}
+
+TEST(MemoryCategoriesTest, AFrameworkThatNamesItsOpsPlainlyHasTemporariesInThemToo) {
+  EXPECT_EQ(MostTemporary("aten::mm", false), 50);
+  EXPECT_EQ(MostTemporary("matmul_grad", true), 50);  // PaddlePaddle's
+  EXPECT_EQ(MostTemporary("matmul_grad", false), 0);  // a user's scope in a torch window
+  EXPECT_EQ(MostTemporary("nn.Layer: Net", true), 0);
+}
+
 TEST(OutermostCallsTest, OpsAreATenOpsAndAutogradNodes) {
   using internal::IsOpName;
   EXPECT_TRUE(IsOpName("aten::add"));
@@ -168,6 +192,13 @@ TEST(OutermostCallsTest, OpsAreATenOpsAndAutogradNodes) {
   EXPECT_FALSE(IsOpName("MmBackward0"));
   EXPECT_FALSE(IsOpName("nn.Module: Net"));
   EXPECT_FALSE(IsOpName(""));
+  // PaddlePaddle's, where the window says its framework names ops plainly.
+  EXPECT_FALSE(IsOpName("matmul_grad"));
+  EXPECT_TRUE(IsOpName("matmul_grad", /*plain_op_names=*/true));
+  EXPECT_TRUE(IsOpName("aten::add", /*plain_op_names=*/true));
+  EXPECT_FALSE(IsOpName("nn.Layer: Net", /*plain_op_names=*/true));
+  EXPECT_FALSE(IsOpName("GradNodeAccumulation", /*plain_op_names=*/true));
+  EXPECT_FALSE(IsOpName("", /*plain_op_names=*/true));
 }
 
 TEST(OutermostCallsTest, NestedCallsAreDroppedInTheOrderTheyEndedOrInAnyOther) {
