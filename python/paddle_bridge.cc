@@ -64,7 +64,7 @@ struct PaddlePlace {
   int8_t device;
   int8_t type;
 };
-constexpr int8_t kPaddleCpu = 1, kPaddleGpu = 2;
+constexpr int8_t kPaddleCpu = 1, kPaddleGpu = 2, kPaddleGpuPinned = 3;
 
 using EventOfLiteral = void (*)(void*, const char*, int, unsigned, int);
 using EventOfString = void (*)(void*, const std::string&, int, unsigned, int);
@@ -293,10 +293,14 @@ const void* CollectiveHook(const char* name, std::integer_sequence<int, I...>) {
   return nullptr;
 }
 
-// The place index of Paddle's place, or -1 for one not tracked (pinned, XPU, custom).
+// The place index of Paddle's place, or -1 for one not tracked (XPU, custom devices).
 int PlaceOf(const PaddlePlace& place) {
   static const int cpu = internal::PlaceIndex(CPUPlace());
   if (place.type == kPaddleCpu) return cpu;
+  if (place.type == kPaddleGpuPinned) {
+    static const int pinned = internal::PlaceIndex(CUDAPinnedPlace());
+    return pinned;
+  }
   if (place.type != kPaddleGpu || place.device < 0) return -1;
   // Index + 1, 0 while not looked up: allocator threads may look one up at once, and
   // agree (a lookup is idempotent).

@@ -21,6 +21,8 @@ std::string PlaceName(const Place& place) {
       return "CUDA:" + std::to_string(place.device);
     case Place::Type::kNative:
       return "native";
+    case Place::Type::kCUDAPinned:
+      return "CUDA_PINNED";
   }
   return "unknown";
 }

@@ -47,6 +47,28 @@ int64_t AtPeakBytes(const PlaceSummary& place, const std::string& name) {
   return bytes;
 }
 
+TEST_F(MemoryTest, EachKindOfPlaceIsNamedAndTrackedApart) {
+  EXPECT_EQ(PlaceName(CPUPlace()), "CPU");
+  EXPECT_EQ(PlaceName(CUDAPlace(3)), "CUDA:3");
+  EXPECT_EQ(PlaceName(NativePlace()), "native");
+  EXPECT_EQ(PlaceName(CUDAPinnedPlace()), "CUDA_PINNED");
+  EXPECT_FALSE(CUDAPinnedPlace() == CPUPlace());
+  EnableProfiler(ProfilerState::kCPU);
+  TrackingAllocator pinned(CPUAllocator(), CUDAPinnedPlace());  // host memory, page-locked
+  TrackingAllocator cpu(CPUAllocator(), CPUPlace());
+  void* staged = nullptr;
+  {
+    RecordEvent copy("copy");
+    staged = pinned.Allocate(4096);
+    cpu.Free(cpu.Allocate(100));
+  }
+  const Report report = StopProfiler();
+  EXPECT_EQ(PlaceOf(report, "CUDA_PINNED").peak_bytes, 4096);
+  EXPECT_EQ(PlaceOf(report, "CUDA_PINNED").end_bytes, 4096);
+  EXPECT_EQ(PlaceOf(report, "CPU").peak_bytes, 100);
+  pinned.Free(staged);
+}
+
 // Four threads churn small blocks, then each holds its largest block until all do: that
 // moment is the peak. Each largest block is freed by the next thread, while it churns
 // again, so the peak is found across threads' frees too.
