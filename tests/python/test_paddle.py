@@ -409,6 +409,49 @@ def test_two_ranks_of_paddle_distributed_each_name_their_rank_and_merge(tmp_path
             if a.kind == "straggler"] == ["rank 1"], merged.advice
 
 
+LAUNCHED = """
+import io, os, sys
+import paddle, paddle.distributed as dist
+import paddle_prof, paddle_prof.paddle
+
+dist.init_parallel_env()
+paddle.seed(0)
+net = paddle.DataParallel(paddle.nn.Linear(16, 4))
+optimizer = paddle.optimizer.SGD(parameters=net.parameters())
+x = paddle.randn([8, 16])
+with paddle_prof.paddle.profiler("CPU", profile_path=os.path.join(sys.argv[1], "rank{rank}.json"),
+                                 stream=io.StringIO()) as prof:
+    for _ in range(3):
+        net(x).mean().backward()
+        optimizer.step()
+        optimizer.clear_grad()
+        prof.step()
+"""
+
+
+def test_ranks_started_by_paddles_launcher_name_their_rank_and_merge(tmp_path):
+    script = tmp_path / "launched.py"
+    script.write_text(LAUNCHED)
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(paddle_prof.__file__)))
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RANK", "WORLD_SIZE", "PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM")}
+    result = subprocess.run(
+        [sys.executable, "-m", "paddle.distributed.launch", "--nproc_per_node", "2",
+         "--log_dir", str(tmp_path / "log"), str(script), str(tmp_path)],
+        capture_output=True, text=True, timeout=240, cwd=tmp_path,
+        env={**env, "PYTHONPATH": package_root})
+    logs = "".join(p.read_text() for p in (tmp_path / "log").glob("workerlog.*"))
+    assert result.returncode == 0, (result.stderr + logs)[-4000:]
+    paths = [str(tmp_path / f"rank{rank}.json") for rank in (0, 1)]
+    for rank, path in enumerate(paths):
+        summary = paddle_prof.load(path + ".summary.json").to_dict()
+        assert (summary["process"]["rank"], summary["process"]["world_size"]) == (rank, 2)
+        assert {r["name"]: r["calls"] for r in summary["events"]}["gloo:all_reduce"] == 3
+    merged = paddle_prof.merge(paths).to_dict()
+    assert merged["process"]["world_size"] == 2
+    assert {r["name"]: r["calls"] for r in merged["events"]}["matmul"] == 6
+
+
 def test_advice_on_small_ops_names_no_torch_tool():
     paddle.disable_static()
     a, b = paddle.ones([8]), paddle.ones([8])
