@@ -26,6 +26,19 @@ EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "
                        "train_paddle.py")
 
 
+PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(paddle_prof.__file__)))
+
+
+def run_script(tmp_path, script):
+    """The summary of `python3 -m paddle_prof run -- script`."""
+    result = subprocess.run(
+        [sys.executable, "-m", "paddle_prof", "run", "--profile-path", str(tmp_path / "r.json"),
+         "--", str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": PACKAGE_ROOT})
+    assert result.returncode == 0, result.stderr[-3000:]
+    return paddle_prof.load(str(tmp_path / "r.json.summary.json")).to_dict()
+
+
 def rows_of(report):
     return {e.name: e for e in report.events}
 
@@ -149,13 +162,7 @@ def test_run_installs_the_bridge_when_the_script_imports_paddle(tmp_path):
                       "    net(y).mean().backward()\n"
                       "    optimizer.step()\n"
                       "    optimizer.clear_grad()\n")
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(paddle_prof.__file__)))
-    result = subprocess.run(
-        [sys.executable, "-m", "paddle_prof", "run", "--profile-path", str(tmp_path / "r.json"),
-         "--", str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": package_root})
-    assert result.returncode == 0, result.stderr[-3000:]
-    summary = paddle_prof.load(str(tmp_path / "r.json.summary.json")).to_dict()
+    summary = run_script(tmp_path, script)
     rows = {r["name"]: r for r in summary["events"]}
     # The script's matmul, and the Linear's three.
     assert rows["matmul"]["calls"] == 4
@@ -185,13 +192,7 @@ def test_run_makes_a_step_of_each_run_of_a_static_training_program(tmp_path):
             exe.run(main, feed=feed, fetch_list=fetch)
         exe.run(startup)  # no gradient op: ends no step
     """))
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(paddle_prof.__file__)))
-    result = subprocess.run(
-        [sys.executable, "-m", "paddle_prof", "run", "--profile-path", str(tmp_path / "r.json"),
-         "--", str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": package_root})
-    assert result.returncode == 0, result.stderr[-3000:]
-    summary = paddle_prof.load(str(tmp_path / "r.json.summary.json")).to_dict()
+    summary = run_script(tmp_path, script)
     # Three, and the program's building (Momentum.minimize) is none.
     steps = [s["phases_ms"] for s in summary["steps"]]
     assert len(steps) == 3
@@ -379,13 +380,12 @@ if __name__ == "__main__":
 def test_two_ranks_of_paddle_distributed_each_name_their_rank_and_merge(tmp_path):
     script = tmp_path / "two_ranks.py"
     script.write_text(TWO_RANKS)
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(paddle_prof.__file__)))
     env = {k: v for k, v in os.environ.items()
            if k not in ("RANK", "WORLD_SIZE", "PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM")}
     # Bounded: a rank that hangs fails the test instead of blocking the suite.
     result = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True,
                             text=True, timeout=240, cwd=tmp_path,
-                            env={**env, "PYTHONPATH": package_root})
+                            env={**env, "PYTHONPATH": PACKAGE_ROOT})
     assert result.returncode == 0, result.stderr[-4000:]
     paths = [str(tmp_path / f"rank{rank}.json") for rank in (0, 1)]
     for rank, path in enumerate(paths):
@@ -432,14 +432,13 @@ with paddle_prof.paddle.profiler("CPU", profile_path=os.path.join(sys.argv[1], "
 def test_ranks_started_by_paddles_launcher_name_their_rank_and_merge(tmp_path):
     script = tmp_path / "launched.py"
     script.write_text(LAUNCHED)
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(paddle_prof.__file__)))
     env = {k: v for k, v in os.environ.items()
            if k not in ("RANK", "WORLD_SIZE", "PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM")}
     result = subprocess.run(
         [sys.executable, "-m", "paddle.distributed.launch", "--nproc_per_node", "2",
          "--log_dir", str(tmp_path / "log"), str(script), str(tmp_path)],
         capture_output=True, text=True, timeout=240, cwd=tmp_path,
-        env={**env, "PYTHONPATH": package_root})
+        env={**env, "PYTHONPATH": PACKAGE_ROOT})
     logs = "".join(p.read_text() for p in (tmp_path / "log").glob("workerlog.*"))
     assert result.returncode == 0, (result.stderr + logs)[-4000:]
     paths = [str(tmp_path / f"rank{rank}.json") for rank in (0, 1)]
@@ -505,10 +504,9 @@ def program_output(tmp_path, name, source, *args):
     its process holds nothing of earlier tests."""
     script = tmp_path / f"{name}.py"
     script.write_text(source)
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(paddle_prof.__file__)))
     result = subprocess.run([sys.executable, str(script), *args], capture_output=True,
                             text=True, timeout=300, cwd=tmp_path,
-                            env={**os.environ, "PYTHONPATH": package_root})
+                            env={**os.environ, "PYTHONPATH": PACKAGE_ROOT})
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
 
