@@ -18,6 +18,7 @@ import paddle
 from paddle.io.dataloader import dataloader_iter as _dataloader_iter
 
 from paddle_prof import _core
+from paddle_prof.call_scopes import Patches, scoped
 from paddle_prof.module_paths import held_as
 from paddle_prof.paddle_layer_backward import LayerBackward
 from paddle_prof.paddle_memory import MemoryKinds
@@ -38,7 +39,8 @@ def _param_figures(layer: Any) -> Tuple[int, int]:
     return params, param_bytes
 
 
-def _scoped(function: Callable[..., Any], name: Callable[[Any], str]) -> Callable[..., Any]:
+def _named_by_self(function: Callable[..., Any],
+                   name: Callable[[Any], str]) -> Callable[..., Any]:
     """`function` with each call recorded as the event `name(self)`."""
 
     def recorded(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -77,7 +79,7 @@ class LayerEvents:
             weakref.WeakKeyDictionary()
         self._noted: set = set()
         self._backward = LayerBackward()
-        self._patched: List[Tuple[Any, str, Any]] = []  # (owner, name, original)
+        self._patches = Patches()
 
     def _path(self, layer: Any, caller: Optional[Tuple[Any, str]]) -> str:
         known = self._paths.setdefault(layer, {})
@@ -99,8 +101,7 @@ class LayerEvents:
         return path
 
     def _patch(self, owner: Any, name: str, replacement: Any) -> None:
-        self._patched.append((owner, name, owner.__dict__[name]))
-        setattr(owner, name, replacement)
+        self._patches.patch(owner, name, replacement)
 
     def install(self) -> None:
         if self.layers:
@@ -116,7 +117,7 @@ class LayerEvents:
                                                         "paddle.autograd.grad"))
         for cls in _subclasses(_dataloader_iter._DataLoaderIterBase):
             if "__next__" in cls.__dict__:
-                self._patch(cls, "__next__", _scoped(
+                self._patch(cls, "__next__", _named_by_self(
                     cls.__dict__["__next__"],
                     lambda it: f"paddle.io.DataLoader#{type(it).__name__}.__next__"))
         for cls in _subclasses(paddle.optimizer.Optimizer):
@@ -131,7 +132,7 @@ class LayerEvents:
     def _optimizer_call(self, original: Callable[..., Any], method: str) -> Callable[..., Any]:
         """An optimizer's `method` as an event; a step's parameters, gradients and state
         told after it, before the gradients are cleared."""
-        recorded = _scoped(original, lambda optimizer: (f"Optimizer.{method}#"
+        recorded = _named_by_self(original, lambda optimizer: (f"Optimizer.{method}#"
                                                         f"{type(optimizer).__name__}.{method}"))
         events = self
 
@@ -153,19 +154,15 @@ class LayerEvents:
     def _backward_call(self, original: Callable[..., Any], name: str) -> Callable[..., Any]:
         """A backward pass (Tensor.backward, paddle.autograd.backward, paddle.grad) as the
         event `name`; the layers' backward events it opened end with it."""
-        backward = self._backward
+        recorded = scoped(original, name, then=self._backward.end)
 
-        def recorded(*args: Any, **kwargs: Any) -> Any:
+        def pass_(*args: Any, **kwargs: Any) -> Any:
             if not paddle.in_dynamic_mode():  # paddle.grad building a static program
                 return original(*args, **kwargs)
-            with record_event(name):
-                try:
-                    return original(*args, **kwargs)
-                finally:
-                    backward.end()  # inside the pass's event, which is around them
+            return recorded(*args, **kwargs)
 
-        recorded.__wrapped__ = original  # type: ignore[attr-defined]
-        return recorded
+        pass_.__wrapped__ = original  # type: ignore[attr-defined]
+        return pass_
 
     def _layer_call(self, original: Callable[..., Any]) -> Callable[..., Any]:
         events = self
@@ -190,6 +187,4 @@ class LayerEvents:
 
     def remove(self) -> None:
         self._backward.remove()
-        for owner, name, original in reversed(self._patched):
-            setattr(owner, name, original)
-        self._patched.clear()
+        self._patches.restore()

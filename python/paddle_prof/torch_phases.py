@@ -7,26 +7,11 @@ itself: ``enumerate(DataLoader)#...__next__`` (data), ``Optimizer.step#...`` and
 
 from __future__ import annotations
 
-import functools
-from typing import Any, Callable, List, Tuple
+from typing import Callable
 
 import torch
 
-from paddle_prof.record_event import record_event
-
-
-def _scoped(function: Callable, name: str, then: Callable[[], None]) -> Callable:
-    event = record_event(name)
-
-    @functools.wraps(function)
-    def scoped(*args: Any, **kwargs: Any) -> Any:
-        with event:
-            try:
-                return function(*args, **kwargs)
-            finally:
-                then()  # what the pass left open on this thread ends with it
-
-    return scoped
+from paddle_prof.call_scopes import Patches, scoped
 
 
 class BackwardEvents:
@@ -35,16 +20,13 @@ class BackwardEvents:
 
     def __init__(self, then: Callable[[], None]) -> None:
         self._then = then
-        self._saved: List[Tuple[str, Callable]] = []
+        self._patches = Patches()
 
     def install(self) -> None:
         for attribute in ("backward", "grad"):
-            original = getattr(torch.autograd, attribute)
-            self._saved.append((attribute, original))
-            setattr(torch.autograd, attribute,
-                    _scoped(original, "torch.autograd." + attribute, self._then))
+            self._patches.patch(torch.autograd, attribute,
+                                scoped(torch.autograd.__dict__[attribute],
+                                       "torch.autograd." + attribute, self._then))
 
     def remove(self) -> None:
-        for attribute, original in self._saved:
-            setattr(torch.autograd, attribute, original)
-        self._saved = []
+        self._patches.restore()
