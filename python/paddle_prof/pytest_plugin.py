@@ -140,6 +140,12 @@ def _profiler(native: bool) -> Any:
             return paddle_prof.torch.profiler("CPU", stream=io.StringIO(), native=native)
         except ImportError:  # a build without the torch bridge: ops unnamed, memory kept
             pass
+    if "paddle" in sys.modules:
+        try:
+            import paddle_prof.paddle
+            return paddle_prof.paddle.profiler("CPU", stream=io.StringIO(), native=native)
+        except ImportError:  # a Paddle the bridge cannot serve: as for any program
+            pass
     return paddle_prof.profiler("CPU", stream=io.StringIO(), native=native)
 
 

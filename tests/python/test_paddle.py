@@ -401,6 +401,11 @@ def test_two_ranks_of_paddle_distributed_each_name_their_rank_and_merge(tmp_path
         assert all(step["comm_ms"] > 0 for step in summary["steps"])
         if rank == 0:  # the wait for rank 1's sleep is communication
             assert sum(step["comm_ms"] for step in summary["steps"]) >= 2 * 50
+        # Each rank's page shows its ops, layers and collectives.
+        with open(path + ".html") as f:
+            page = f.read()
+        for name in ("matmul_grad", "nn.Layer: DataParallel._layers", "gloo:all_reduce"):
+            assert name in page, name
     merged = paddle_prof.merge(paths)
     assert merged.to_dict()["process"]["world_size"] == 2
     assert {r["name"]: r["calls"] for r in merged.to_dict()["events"]}["matmul"] == 6
@@ -449,6 +454,28 @@ def test_ranks_started_by_paddles_launcher_name_their_rank_and_merge(tmp_path):
     merged = paddle_prof.merge(paths).to_dict()
     assert merged["process"]["world_size"] == 2
     assert {r["name"]: r["calls"] for r in merged["events"]}["matmul"] == 6
+
+
+def test_a_paddle_test_under_the_pytest_plugin_is_held_to_its_ops_memory(tmp_path):
+    (tmp_path / "test_subject.py").write_text(textwrap.dedent("""
+        import paddle
+        import pytest
+
+        @pytest.mark.limit_op_memory("full", "1 MiB")
+        def test_full_is_over():
+            kept = paddle.full([1000, 784], 1.0)
+
+        @pytest.mark.limit_op_memory("full", "4 MiB")
+        def test_full_is_under():
+            kept = paddle.full([1000, 784], 1.0)
+    """))
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "paddle_prof.pytest_plugin", "-p",
+         "no:cacheprovider", "-v", "test_subject.py"], capture_output=True, text=True,
+        timeout=300, cwd=tmp_path, env={**os.environ, "PYTHONPATH": PACKAGE_ROOT})
+    assert "test_subject.py::test_full_is_over FAILED" in result.stdout, result.stdout[-3000:]
+    assert "test_subject.py::test_full_is_under PASSED" in result.stdout, result.stdout[-3000:]
+    assert "(3,136,000 bytes)" in result.stdout
 
 
 def test_advice_on_small_ops_names_no_torch_tool():
