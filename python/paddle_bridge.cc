@@ -140,6 +140,7 @@ class OpenOps {
       return;
     }
     waiting_.paddle_event = paddle_event;
+    waiting_.layers_named = false;
     waiting_.start = internal::ScopeTickNow();
     waiting_.size = op.size();
     std::memcpy(waiting_.name, op.data(), op.size());
@@ -162,6 +163,7 @@ class OpenOps {
   // one), so that they are around every op.
   void OpenLayers(const std::vector<const char*>& chain) {
     if (depth_ > 0) return;
+    waiting_.layers_named = true;
     size_t keep = 0;
     while (keep < layer_depth_ && keep < chain.size() && layers_[keep].name == chain[keep]) ++keep;
     if (keep == chain.size()) return;  // open already, perhaps with a layer inside it
@@ -174,9 +176,12 @@ class OpenOps {
     }
     OpenWaiting(opened);
   }
-  // Closes the layer event of `chain`'s last, and those inside it, if it is open.
+  // Closes the layer event of `chain`'s last, and those inside it, if it is open; not
+  // when a hook of the waiting grad node named its layers already (a layer called again
+  // on its own output: the node is its earlier call's, still that layer's).
   void CloseLayers(const std::vector<const char*>& chain) {
     if (depth_ > 0 || chain.empty() || layer_depth_ < chain.size()) return;
+    if (waiting_.paddle_event != nullptr && waiting_.layers_named) return;
     for (size_t i = 0; i < chain.size(); ++i) {
       if (layers_[i].name != chain[i]) return;
     }
@@ -199,6 +204,7 @@ class OpenOps {
   int depth_ = 0;
   struct Waiting {
     const void* paddle_event = nullptr;  // null: none waits
+    bool layers_named = false;           // a hook opened its layers' events
     uint64_t start = 0;
     size_t size = 0;
     char name[256];

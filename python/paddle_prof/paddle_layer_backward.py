@@ -53,15 +53,21 @@ class LayerBackward:
         return handle
 
     def note_call(self, chain: Chain, inputs: Iterable[Any], output: Any) -> None:
-        """After a forward call of the layer at chain[-1]."""
+        """After a forward call of the layer at chain[-1]. A tensor it returned as it was
+        given (an identity, a layer that passes it on) is neither: no gradient of the
+        layer's own flows through it."""
         outputs = _needing_gradients(output)
         if not outputs:
             return  # no gradient will flow through it (paddle.no_grad, eval)
+        given = [t for value in inputs for t in _needing_gradients(value)]
+        passed = {id(t) for t in given} & {id(t) for t in outputs}
         chain_list = list(chain)
         for tensor in outputs:
-            tensor.register_hook(lambda _grad: _paddle_bridge.open_layer_backward(chain_list))
-        for value in inputs:
-            for tensor in _needing_gradients(value):
+            if id(tensor) not in passed:
+                tensor.register_hook(
+                    lambda _grad: _paddle_bridge.open_layer_backward(chain_list))
+        for tensor in given:
+            if id(tensor) not in passed:
                 tensor.register_hook(
                     lambda _grad: _paddle_bridge.close_layer_backward(chain_list))
 

@@ -255,6 +255,24 @@ def trace_calls(path):
     return calls
 
 
+def layers_around(calls, name):
+    """For each call of `name` in `calls` (one thread's, trace_calls), the layer backward
+    events around it, outermost first."""
+    found = []
+    for op, start, end in calls:
+        if op == name:
+            around = [(s, -e, n) for n, s, e in calls if n.startswith("nn.Layer: ")
+                      and n.endswith(".backward") and s <= start and end <= e]
+            found.append(tuple(n for _, _, n in sorted(around)))
+    return found
+
+
+def backward_thread(path):
+    [calls] = [c for c in trace_calls(path).values()
+               if any(name == "paddle.autograd.backward" for name, _, _ in c)]
+    return calls
+
+
 def test_a_layers_gradient_computation_is_its_backward_event_around_its_grad_ops(tmp_path):
     report = train_net(profile_path=str(tmp_path / "net.json"))
     modules = {m.path: m for m in report.modules}
@@ -262,32 +280,51 @@ def test_a_layers_gradient_computation_is_its_backward_event_around_its_grad_ops
     rows = rows_of(report)
     for path in ("Net", "Net.fc1", "Net.{fc2,head}"):
         assert rows[f"nn.Layer: {path}.backward"].calls == 3
-    [calls] = [c for c in trace_calls(str(tmp_path / "net.json")).values()
-               if any(name == "paddle.autograd.backward" for name, _, _ in c)]
-
-    def inside(name):
-        """The layer backward events around each call of `name`, innermost last."""
-        found = []
-        for op, start, end in calls:
-            if op == name:
-                around = [(s, -e, n) for n, s, e in calls if n.startswith("nn.Layer: ")
-                          and n.endswith(".backward") and s <= start and end <= e]
-                found.append([n for _, _, n in sorted(around)])
-        return found
-
-    fc1 = ["nn.Layer: Net.backward", "nn.Layer: Net.fc1.backward"]
-    fc2 = ["nn.Layer: Net.backward", "nn.Layer: Net.{fc2,head}.backward"]
+    calls = backward_thread(str(tmp_path / "net.json"))
+    fc1 = ("nn.Layer: Net.backward", "nn.Layer: Net.fc1.backward")
+    fc2 = ("nn.Layer: Net.backward", "nn.Layer: Net.{fc2,head}.backward")
     # Each Linear's two grad ops under its own layer, relu's under Net alone (relu is a
     # function of Net's forward), the loss's mean outside the model.
-    assert sorted(map(tuple, inside("matmul_grad"))) == [tuple(fc1)] * 3 + [tuple(fc2)] * 3
-    assert sorted(map(tuple, inside("add_grad"))) == [tuple(fc1)] * 3 + [tuple(fc2)] * 3
-    assert inside("relu_grad") == [["nn.Layer: Net.backward"]] * 3
-    assert inside("mean_grad") == [[]] * 3
+    assert sorted(layers_around(calls, "matmul_grad")) == [fc1] * 3 + [fc2] * 3
+    assert sorted(layers_around(calls, "add_grad")) == [fc1] * 3 + [fc2] * 3
+    assert layers_around(calls, "relu_grad") == [("nn.Layer: Net.backward",)] * 3
+    assert layers_around(calls, "mean_grad") == [()] * 3
     # Every event nests: none ends inside another it began before.
     for name, start, end in calls:
         for other, s, e in calls:
             assert not (s < start < e < end), (name, other)
     assert not report.warnings
+
+
+class Recurrent(paddle.nn.Layer):
+    """A layer called again on its own output, then one that passes its input on."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = paddle.nn.Linear(16, 16)
+        self.skip = paddle.nn.Identity()
+        self.head = paddle.nn.Linear(16, 2)
+
+    def forward(self, x):
+        for _ in range(3):
+            x = self.cell(x)
+        return self.head(self.skip(x))
+
+
+def test_a_layer_called_on_its_own_output_keeps_its_gradients_and_an_identity_takes_none(
+        tmp_path):
+    paddle.disable_static()
+    paddle.seed(0)
+    net, x = Recurrent(), paddle.randn([4, 16])
+    with paddle_prof.paddle.profiler("CPU", stream=io.StringIO(),
+                                     profile_path=str(tmp_path / "rnn.json")):
+        net(x).sum().backward()
+    calls = backward_thread(str(tmp_path / "rnn.json"))
+    cell = ("nn.Layer: Recurrent.backward", "nn.Layer: Recurrent.cell.backward")
+    head = ("nn.Layer: Recurrent.backward", "nn.Layer: Recurrent.head.backward")
+    assert layers_around(calls, "matmul_grad") == [head] + [cell] * 3
+    assert layers_around(calls, "add_grad") == [head] + [cell] * 3
+    assert "nn.Layer: Recurrent.skip.backward" not in {name for name, _, _ in calls}
 
 
 def test_each_step_splits_into_phases_that_add_up_to_it():
