@@ -515,6 +515,18 @@ def test_a_paddle_test_under_the_pytest_plugin_is_held_to_its_ops_memory(tmp_pat
     assert "(3,136,000 bytes)" in result.stdout
 
 
+def test_diff_of_two_paddle_windows_finds_the_op_that_holds_more():
+    paddle.disable_static()
+    reports = []
+    for rows in (1000, 2000):
+        with paddle_prof.paddle.profiler("CPU", stream=io.StringIO()) as prof:
+            kept = paddle.full([rows, 784], 1.0)
+        del kept
+        reports.append(prof.report)
+    [full] = [r for r in paddle_prof.diff(*reports).rows if r["name"] == "full"]
+    assert "more_memory" in full["status"], full
+
+
 def test_advice_on_small_ops_names_no_torch_tool():
     paddle.disable_static()
     a, b = paddle.ones([8]), paddle.ones([8])
