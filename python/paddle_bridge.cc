@@ -157,7 +157,7 @@ class OpenOps {
     }
   }
 
-  // Has the layer events of `chain` (outermost first, each a name of LayerEventName)
+  // Has the layer events of `chain` (outermost first, each a name RegisterLayerChain keeps)
   // open, as the grad node waiting (if any) begins: those of other chains are closed
   // first. Layer events move only between ops (none open on the thread but a waiting
   // one), so that they are around every op.
@@ -402,32 +402,48 @@ std::vector<std::string> Install() {
   return missing;
 }
 
-// The event names of layer backward calls, "nn.Layer: <path>.backward", by path: kept
-// for good (an event's name outlives its window). Under the GIL.
-std::unordered_map<std::string, std::unique_ptr<const std::string>>* g_layer_names = nullptr;
+// The event names of layer backward calls, "nn.Layer: <path>.backward", by path, and
+// the chains of them (a call's and its callers', outermost first) by id: kept for good
+// (an event's name outlives its window). Under the GIL.
+struct LayerChains {
+  std::unordered_map<std::string, std::unique_ptr<const std::string>> names;
+  std::vector<std::vector<const char*>> chains;
+};
+LayerChains* g_layer_chains = nullptr;
 
-uintptr_t LayerEventName(const std::string& path) {
+int RegisterLayerChain(const std::vector<std::string>& paths) {
   internal::NativeGuard profiler_memory;
-  if (g_layer_names == nullptr) g_layer_names = new std::remove_reference_t<decltype(*g_layer_names)>();
-  auto& name = (*g_layer_names)[path];
-  if (name == nullptr) name = std::make_unique<const std::string>("nn.Layer: " + path + ".backward");
-  return reinterpret_cast<uintptr_t>(name->c_str());
-}
-
-std::vector<const char*> Chain(const std::vector<uintptr_t>& names) {
+  if (g_layer_chains == nullptr) g_layer_chains = new LayerChains();
   std::vector<const char*> chain;
-  chain.reserve(names.size());
-  for (const uintptr_t name : names) chain.push_back(reinterpret_cast<const char*>(name));
-  return chain;
+  for (const std::string& path : paths) {
+    auto& name = g_layer_chains->names[path];
+    if (name == nullptr) name = std::make_unique<const std::string>("nn.Layer: " + path + ".backward");
+    chain.push_back(name->c_str());
+  }
+  g_layer_chains->chains.push_back(std::move(chain));
+  return static_cast<int>(g_layer_chains->chains.size()) - 1;
 }
 
-void OpenLayerBackward(const std::vector<uintptr_t>& names) {
+const std::vector<const char*>* ChainOf(int id) {
+  if (g_layer_chains == nullptr || id < 0 ||
+      id >= static_cast<int>(g_layer_chains->chains.size())) {
+    return nullptr;
+  }
+  return &g_layer_chains->chains[id];
+}
+
+void OpenLayerBackward(int chain) {
   if (!IsProfilerEnabled()) return;
-  if (OpenOps* ops = internal::ThreadOwned<OpenOps>()) ops->OpenLayers(Chain(names));
+  const std::vector<const char*>* names = ChainOf(chain);
+  if (OpenOps* ops = internal::ThreadOwned<OpenOps>(); ops != nullptr && names != nullptr) {
+    ops->OpenLayers(*names);
+  }
 }
 
-void CloseLayerBackward(const std::vector<uintptr_t>& names) {
-  if (OpenOps* ops = internal::ThreadOwned<OpenOps>(/*make=*/false)) ops->CloseLayers(Chain(names));
+void CloseLayerBackward(int chain) {
+  const std::vector<const char*>* names = ChainOf(chain);
+  OpenOps* ops = internal::ThreadOwned<OpenOps>(/*make=*/false);
+  if (ops != nullptr && names != nullptr) ops->CloseLayers(*names);
 }
 
 void EndLayerBackward() {
@@ -440,6 +456,8 @@ void EndLayerBackward() {
 }  // namespace
 }  // namespace paddle_prof::paddle_bridge
 
+namespace py = pybind11;
+
 PYBIND11_MODULE(_paddle_bridge, m) {
   m.doc() = "paddle_prof's PaddlePaddle bridge; use paddle_prof.paddle instead.";
   m.def("install", &paddle_prof::paddle_bridge::Install,
@@ -448,13 +466,20 @@ PYBIND11_MODULE(_paddle_bridge, m) {
   m.def("set_layer_backward",
         [](bool on) { paddle_prof::paddle_bridge::g_layer_backward.store(on); },
         "Whether grad nodes' events wait for the layer backward events their hooks open.");
-  m.def("layer_event_name", &paddle_prof::paddle_bridge::LayerEventName,
-        "The event name of a layer's backward calls, kept for good, as a handle.");
-  m.def("open_layer_backward", &paddle_prof::paddle_bridge::OpenLayerBackward,
-        "Has the layer backward events of a chain of handles (outermost first) open on "
-        "this thread, around the grad node waiting.");
-  m.def("close_layer_backward", &paddle_prof::paddle_bridge::CloseLayerBackward,
-        "Closes the layer backward event of a chain's last, if open.");
+  m.def("register_layer_chain", &paddle_prof::paddle_bridge::RegisterLayerChain,
+        "The id of a chain of layer paths (a call's callers', outermost first, then its "
+        "own), whose backward events are named for good.");
+  // A tensor hook's gradient comes as a second argument, unread: the hook is
+  // functools.partial(open_layer_backward, chain), with no Python frame of its own.
+  m.def("open_layer_backward",
+        [](int chain, const py::object&) { paddle_prof::paddle_bridge::OpenLayerBackward(chain); },
+        py::arg("chain"), py::arg("grad") = py::none(),
+        "Has the backward events of a chain's layers open on this thread, around the grad "
+        "node waiting.");
+  m.def("close_layer_backward",
+        [](int chain, const py::object&) { paddle_prof::paddle_bridge::CloseLayerBackward(chain); },
+        py::arg("chain"), py::arg("grad") = py::none(),
+        "Closes the backward event of a chain's last layer, if open.");
   m.def("end_layer_backward", &paddle_prof::paddle_bridge::EndLayerBackward,
         "Closes this thread's layer backward events: its backward pass returned.");
 }

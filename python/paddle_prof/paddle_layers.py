@@ -28,6 +28,19 @@ from paddle_prof.record_event import record_event
 _OPTIMIZER_METHODS = ("step", "clear_grad", "minimize")
 
 
+class _Calls:
+    """What the calls of one layer by one caller share: its path, its callers' paths and
+    its own, its event, and the hooks of its backward (paddle_layer_backward.py)."""
+
+    __slots__ = ("path", "paths", "event", "hooks")
+
+    def __init__(self, path: str, paths: List[str], hooks: Any) -> None:
+        self.path = path
+        self.paths = paths
+        self.event = record_event("nn.Layer: " + path)  # one object, entered by each call
+        self.hooks = hooks
+
+
 def _param_figures(layer: Any) -> Tuple[int, int]:
     params = param_bytes = 0
     for p in layer.parameters():
@@ -73,32 +86,35 @@ class LayerEvents:
         # Called after each optimizer step (run's implicit window ends a step there).
         self.on_optimizer_step = on_optimizer_step
         self._open = threading.local()  # each thread's open calls: (layer, path)
-        # Each layer's path by its caller's path (None for a root): weak, so a layer
+        # Each layer's calls by its caller's path (None for a root): weak, so a layer
         # made where a dead one was is named anew.
-        self._paths: "weakref.WeakKeyDictionary[Any, Dict[Optional[str], str]]" = \
+        self._calls: "weakref.WeakKeyDictionary[Any, Dict[Optional[str], _Calls]]" = \
             weakref.WeakKeyDictionary()
         self._noted: set = set()
         self._backward = LayerBackward()
         self._patches = Patches()
 
-    def _path(self, layer: Any, caller: Optional[Tuple[Any, str]]) -> str:
-        known = self._paths.setdefault(layer, {})
-        caller_path = caller[1] if caller is not None else None
-        path = known.get(caller_path)
-        if path is None:
+    def _called(self, layer: Any, caller: Optional[Tuple[Any, "_Calls"]]) -> "_Calls":
+        """What `layer`'s calls by `caller` (a layer and its calls; None for a root)
+        share."""
+        known = self._calls.setdefault(layer, {})
+        caller_path = caller[1].path if caller is not None else None
+        calls = known.get(caller_path)
+        if calls is None:
             if caller is None:
-                path = type(layer).__name__
+                path, paths = type(layer).__name__, [type(layer).__name__]
                 self.kinds.note_root(layer)
             else:
                 parent = caller[0]
                 path = caller_path + "." + held_as(
                     parent._sub_layers.items(),
                     lambda: parent.named_sublayers(include_self=False), layer)
-            known[caller_path] = path
-        if path not in self._noted:
-            self._noted.add(path)
-            _core.note_module(path, type(layer).__name__, *_param_figures(layer))
-        return path
+                paths = caller[1].paths + [path]
+            calls = known[caller_path] = _Calls(path, paths, self._backward.hooks(paths))
+        if calls.path not in self._noted:
+            self._noted.add(calls.path)
+            _core.note_module(calls.path, type(layer).__name__, *_param_figures(layer))
+        return calls
 
     def _patch(self, owner: Any, name: str, replacement: Any) -> None:
         self._patches.patch(owner, name, replacement)
@@ -143,7 +159,7 @@ class LayerEvents:
             if method == "clear_grad":
                 return result
             events.kinds.note_optimizer(optimizer)
-            events.kinds.scan()
+            events.kinds.scan_step(optimizer)
             if events.on_optimizer_step is not None:
                 events.on_optimizer_step()
             return result
@@ -171,14 +187,14 @@ class LayerEvents:
             stack = getattr(events._open, "calls", None)
             if stack is None:
                 stack = events._open.calls = []
-            path = events._path(layer, stack[-1] if stack else None)
-            stack.append((layer, path))
+            calls = events._called(layer, stack[-1] if stack else None)
+            stack.append((layer, calls))
             try:
-                with record_event("nn.Layer: " + path):
+                with calls.event:
                     output = original(layer, *args, **kwargs)
-                backward = events._backward
-                backward.note_call(tuple(backward.name(p) for _, p in stack),
-                                   args + tuple(kwargs.values()), output)
+                events._backward.note_call(calls.hooks,
+                                        args + tuple(kwargs.values()) if kwargs else args,
+                                        output)
                 return output
             finally:
                 stack.pop()

@@ -56,12 +56,27 @@ def _parameters(optimizer: Any) -> List[Any]:
     return found
 
 
+def _optimizer_state(optimizer: Any) -> List[Any]:
+    """An optimizer's accumulators (moments, beta powers, velocity) and master weights."""
+    state: List[Any] = []
+    for by_param in (getattr(optimizer, "_accumulators", None) or {}).values():
+        state.extend(by_param.values())
+    state.extend((getattr(optimizer, "_master_weights", None) or {}).values())
+    return state
+
+
 class MemoryKinds:
-    """The root layers and optimizers of one window, whose blocks scan() tells."""
+    """The root layers and optimizers of one window, whose blocks scan() tells, and
+    scan_step() after each optimizer step: that step's gradients and new state, the
+    parameters being known already (updated in place) unless a root or an optimizer is
+    new."""
 
     def __init__(self) -> None:
         self._roots: "weakref.WeakSet[Any]" = weakref.WeakSet()
         self._optimizers: "weakref.WeakSet[Any]" = weakref.WeakSet()
+        self._params: Dict[int, Any] = {}  # as the last scan() read them, each once
+        self._state: Dict[int, Any] = {}   # optimizer state told, held so ids stay its
+        self._stale = True  # a root or optimizer noted since the last scan()
         # Static programs' scopes: the names of the parameters and optimizer state in each.
         self._scopes: Dict[int, Tuple[Any, Set[str], Set[str]]] = {}
         self._warned = False
@@ -75,10 +90,14 @@ class MemoryKinds:
                           f"optimizer state is not told apart: {error!r}", RuntimeWarning)
 
     def note_root(self, layer: Any) -> None:
-        self._roots.add(layer)
+        if layer not in self._roots:
+            self._roots.add(layer)
+            self._stale = True
 
     def note_optimizer(self, optimizer: Any) -> None:
-        self._optimizers.add(optimizer)
+        if optimizer not in self._optimizers:
+            self._optimizers.add(optimizer)
+            self._stale = True
 
     def note_scope(self, scope: Any, parameters: List[str], state: List[str]) -> None:
         """Tells the blocks of a static program's `parameters` and optimizer `state`, by
@@ -106,11 +125,26 @@ class MemoryKinds:
             state = []
             for optimizer in list(self._optimizers):
                 params.update((id(p), p) for p in _parameters(optimizer))
-                for by_param in (getattr(optimizer, "_accumulators", None) or {}).values():
-                    state.extend(by_param.values())
-                state.extend((getattr(optimizer, "_master_weights", None) or {}).values())
+                state.extend(_optimizer_state(optimizer))
+            self._params, self._stale = params, False
+            self._state = {id(t): t for t in state}
             _core.mark_blocks(_addresses(params.values()), _core.PARAMETER)
             _core.mark_blocks(_addresses(_gradients(params.values())), _core.GRADIENT)
             _core.mark_blocks(_addresses(state), _core.OPTIMIZER_STATE)
+        except Exception as e:  # noqa: BLE001 (any model's oddity)
+            self.warn(e)
+
+    def scan_step(self, optimizer: Any) -> None:
+        """After `optimizer` stepped: the gradients, before they may be cleared, and the
+        state the step made."""
+        if self._stale:
+            self.scan()
+            return
+        try:
+            new = [t for t in _optimizer_state(optimizer) if id(t) not in self._state]
+            self._state.update((id(t), t) for t in new)
+            _core.mark_blocks(_addresses(_gradients(self._params.values())), _core.GRADIENT)
+            if new:
+                _core.mark_blocks(_addresses(new), _core.OPTIMIZER_STATE)
         except Exception as e:  # noqa: BLE001 (any model's oddity)
             self.warn(e)
