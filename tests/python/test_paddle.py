@@ -131,8 +131,9 @@ def test_a_static_programs_ops_are_phased_by_role_and_its_parameters_known_by_na
     # The scope's parameters; Momentum's velocity of each, and its 4-byte learning rate.
     assert cpu["categories_end"]["parameter"] == STATIC_PARAM_BYTES
     assert cpu["categories_end"]["optimizer_state"] == STATIC_PARAM_BYTES + 4
-    # Each run's feed is an input.
-    assert cpu["categories_at_peak"]["input"] > 0
+    # Each run's feed is an input: its image and label (32 rows) live at once.
+    timeline = report.to_dict()["timeline"]["CPU"]["by_category"]
+    assert max(timeline["input"]) >= 32 * 784 * 4 + 32 * 8
 
 
 def test_a_paddle_it_was_not_made_for_is_an_import_error(tmp_path):
