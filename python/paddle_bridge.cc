@@ -10,36 +10,28 @@
 // closes it, and each allocation and free is tracked on its place. Paddle's finer events
 // (infer_meta, kernel launch, its executor's bookkeeping) are not ops: left to Paddle.
 // The layouts read here are Paddle 3.x's; paddle_prof/paddle.py serves no other.
-//
-// Collective communication on CPU is phi::distributed::GlooCommContext's, which
-// libpaddle.so calls through its import slots too: each call is an event
-// "gloo:<collective>", which the report counts as communication (step_communication.h).
-//
-// A layer's backward events ("nn.Layer: Net.fc1.backward") are opened and closed here
-// for paddle_prof/paddle_layer_backward.py, whose tensor hooks say when. Paddle runs a
-// grad node's tensor hooks inside the node, after its event began; so while layer
-// events are on, a grad node's event waits, and opens once its hooks have run (or as
-// soon as anything is recorded inside it), inside the layer events they opened, with
-// its start and theirs moved back to when Paddle began the node (scope_backdate.h).
+// The same slots take gloo's collectives (paddle_collectives.h); each thread's open ops
+// and the layer backward events around them are paddle_open_ops.h's and
+// paddle_layer_chains.h's.
 #include <dlfcn.h>
 #include <link.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <atomic>
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "bindings_api.h"
+#include "paddle_collectives.h"
+#include "paddle_layer_chains.h"
+#include "paddle_open_ops.h"
 #include "paddle_prof/paddle_prof.h"
 
 namespace paddle_prof::paddle_bridge {
@@ -77,147 +69,7 @@ EventOfString g_event_of_string = nullptr;
 EventEnd g_event_end = nullptr;
 MemEvent g_mem_event = nullptr;
 
-// GlooCommContext's collectives: void member functions whose arguments (`this`, then at
-// most five pointers and integers) all pass in integer registers, so that one hook shape
-// forwards them all (x86-64 and AArch64 calling conventions). Their originals, when the
-// loaded Paddle has them (a build without gloo has none).
-struct Collective {
-  const char* symbol;
-  const char* event;
-  void* original;
-};
-Collective g_collectives[] = {
-    {"_ZN3phi11distributed15GlooCommContext9AllReduceEPNS_11DenseTensorERKS2_ij",
-     "gloo:all_reduce", nullptr},
-    {"_ZN3phi11distributed15GlooCommContext9BroadcastEPNS_11DenseTensorERKS2_ij",
-     "gloo:broadcast", nullptr},
-    {"_ZN3phi11distributed15GlooCommContext6ReduceEPNS_11DenseTensorERKS2_iij", "gloo:reduce",
-     nullptr},
-    {"_ZN3phi11distributed15GlooCommContext9AllGatherEPNS_11DenseTensorERKS2_j",
-     "gloo:all_gather", nullptr},
-    {"_ZN3phi11distributed15GlooCommContext6GatherEPNS_11DenseTensorERKS2_ij", "gloo:gather",
-     nullptr},
-    {"_ZN3phi11distributed15GlooCommContext7ScatterEPNS_11DenseTensorERKS2_iij", "gloo:scatter",
-     nullptr},
-    {"_ZN3phi11distributed15GlooCommContext7BarrierEv", "gloo:barrier", nullptr},
-    {"_ZN3phi11distributed15GlooCommContext4SendERKNS_11DenseTensorEij", "gloo:send", nullptr},
-    {"_ZN3phi11distributed15GlooCommContext4RecvEPNS_11DenseTensorEij", "gloo:recv", nullptr},
-};
-constexpr int kCollectives = sizeof(g_collectives) / sizeof(g_collectives[0]);
 
-// Whether layer backward events are on (a window with layers is open): grad nodes'
-// events then wait for their hooks.
-std::atomic<bool> g_layer_backward{false};
-
-// Each thread's ops open in Paddle, innermost last: the Paddle event that opened each of
-// ours, so that its End() closes it (End() may come twice: explicitly, then from the
-// destructor); the grad node whose event waits; and the layer backward events open,
-// which are around every op open.
-class OpenOps {
- public:
-  std::optional<RecordEvent>* Push(const void* paddle_event) {
-    if (depth_ == kDepth) return nullptr;
-    Entry& e = entries_[depth_++];
-    e.paddle_event = paddle_event;
-    return &e.event;
-  }
-  // Ends the op `paddle_event` opened, and any left open inside it.
-  void End(const void* paddle_event) {
-    if (waiting_.paddle_event == paddle_event) OpenWaiting(0);
-    for (int d = depth_ - 1; d >= 0; --d) {
-      if (entries_[d].paddle_event != paddle_event) continue;
-      while (depth_ > d) entries_[--depth_].event.reset();
-      return;
-    }
-  }
-  char name[256];  // a grad node's op name, written here: no allocation per op
-
-  // The grad node `paddle_event`, named `op`, begun by Paddle now: its event waits.
-  void Wait(const void* paddle_event, std::string_view op) {
-    OpenWaiting(0);
-    if (op.size() > sizeof(waiting_.name)) {  // no room: opened at once
-      if (std::optional<RecordEvent>* event = Push(paddle_event)) event->emplace(op);
-      return;
-    }
-    waiting_.paddle_event = paddle_event;
-    waiting_.layers_named = false;
-    waiting_.start = internal::ScopeTickNow();
-    waiting_.size = op.size();
-    std::memcpy(waiting_.name, op.data(), op.size());
-  }
-  // Opens the waiting grad node's event, if any, inside the `layers_opened` layer events
-  // just opened for it: all begin when Paddle began the node.
-  void OpenWaiting(int layers_opened) {
-    if (waiting_.paddle_event == nullptr) return;
-    const void* paddle_event = waiting_.paddle_event;
-    waiting_.paddle_event = nullptr;
-    if (std::optional<RecordEvent>* event = Push(paddle_event)) {
-      event->emplace(std::string_view(waiting_.name, waiting_.size));
-      internal::BackdateOpenScopes(layers_opened + 1, waiting_.start);
-    }
-  }
-
-  // Has the layer events of `chain` (outermost first, each a name RegisterLayerChain keeps)
-  // open, as the grad node waiting (if any) begins: those of other chains are closed
-  // first. Layer events move only between ops (none open on the thread but a waiting
-  // one), so that they are around every op.
-  void OpenLayers(const std::vector<const char*>& chain) {
-    if (depth_ > 0) return;
-    waiting_.layers_named = true;
-    size_t keep = 0;
-    while (keep < layer_depth_ && keep < chain.size() && layers_[keep].name == chain[keep]) ++keep;
-    if (keep == chain.size()) return;  // open already, perhaps with a layer inside it
-    CloseLayersTo(keep);
-    int opened = 0;
-    for (size_t i = keep; i < chain.size() && layer_depth_ < kLayerDepth; ++i, ++opened) {
-      Layer& layer = layers_[layer_depth_++];
-      layer.name = chain[i];
-      layer.event.emplace(chain[i]);  // kept for good: not interned
-    }
-    OpenWaiting(opened);
-  }
-  // Closes the layer event of `chain`'s last, and those inside it, if it is open; not
-  // when a hook of the waiting grad node named its layers already (a layer called again
-  // on its own output: the node is its earlier call's, still that layer's).
-  void CloseLayers(const std::vector<const char*>& chain) {
-    if (depth_ > 0 || chain.empty() || layer_depth_ < chain.size()) return;
-    if (waiting_.paddle_event != nullptr && waiting_.layers_named) return;
-    for (size_t i = 0; i < chain.size(); ++i) {
-      if (layers_[i].name != chain[i]) return;
-    }
-    CloseLayersTo(chain.size() - 1);
-  }
-  void CloseLayersTo(size_t depth) {
-    if (layer_depth_ <= depth) return;
-    while (layer_depth_ > depth) layers_[--layer_depth_].event.reset();
-    // A node waiting begins after them, not when Paddle began it: events nest.
-    if (waiting_.paddle_event != nullptr) waiting_.start = internal::ScopeTickNow();
-  }
-
- private:
-  struct Entry {
-    const void* paddle_event;
-    std::optional<RecordEvent> event;
-  };
-  static constexpr int kDepth = 64;
-  Entry entries_[kDepth];
-  int depth_ = 0;
-  struct Waiting {
-    const void* paddle_event = nullptr;  // null: none waits
-    bool layers_named = false;           // a hook opened its layers' events
-    uint64_t start = 0;
-    size_t size = 0;
-    char name[256];
-  };
-  Waiting waiting_;
-  struct Layer {
-    const char* name;
-    std::optional<RecordEvent> event;
-  };
-  static constexpr size_t kLayerDepth = 32;
-  Layer layers_[kLayerDepth];
-  size_t layer_depth_ = 0;
-};
 
 // The op's name as Paddle's own op list spells it, the same in both modes: "matmul
 // dygraph" and "pd_op.matmul" are `matmul`, the grad node "Global_MatmulGradNode" is
@@ -277,27 +129,6 @@ void HookEventEnd(void* self) {
   g_event_end(self);
 }
 
-template <int I>
-void HookCollective(uintptr_t self, uintptr_t a, uintptr_t b, uintptr_t c, uintptr_t d,
-                    uintptr_t e) {
-  if (g_layer_backward.load(std::memory_order_relaxed)) {  // inside a waiting grad node
-    if (OpenOps* ops = internal::ThreadOwned<OpenOps>(/*make=*/false)) ops->OpenWaiting(0);
-  }
-  RecordEvent event(g_collectives[I].event);
-  using Original = void (*)(uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t);
-  reinterpret_cast<Original>(g_collectives[I].original)(self, a, b, c, d, e);
-}
-
-template <int... I>
-const void* CollectiveHook(const char* name, std::integer_sequence<int, I...>) {
-  const void* hooks[] = {reinterpret_cast<const void*>(&HookCollective<I>)...};
-  for (int i = 0; i < kCollectives; ++i) {
-    if (g_collectives[i].original != nullptr && std::strcmp(name, g_collectives[i].symbol) == 0) {
-      return hooks[i];
-    }
-  }
-  return nullptr;
-}
 
 // The place index of Paddle's place, or -1 for one not tracked (XPU, custom devices).
 int PlaceOf(const PaddlePlace& place) {
@@ -340,7 +171,7 @@ const void* HookFor(const char* name) {
   if (std::strcmp(name, kEventOfString) == 0) return reinterpret_cast<const void*>(&HookEventOfString);
   if (std::strcmp(name, kEventEnd) == 0) return reinterpret_cast<const void*>(&HookEventEnd);
   if (std::strcmp(name, kMemEvent) == 0) return reinterpret_cast<const void*>(&HookMemEvent);
-  return CollectiveHook(name, std::make_integer_sequence<int, kCollectives>());
+  return CollectiveHook(name);
 }
 
 bool IsPaddles(const char* path) {
@@ -393,64 +224,12 @@ std::vector<std::string> Install() {
     find(&g_event_end, kEventEnd);
     find(&g_mem_event, kMemEvent);
     if (!missing.empty()) return missing;
-    for (Collective& collective : g_collectives) {  // optional: gloo may be left out
-      collective.original = PaddleDefinition(objects, collective.symbol);
-    }
+    // Optional: a build without gloo has none.
+    FindCollectives([&](const char* symbol) { return PaddleDefinition(objects, symbol); });
     g_patched = new std::vector<internal::PatchedSlot>();
   }
   internal::PatchImportSlots(&IsPaddles, &HookFor, g_patched);
   return missing;
-}
-
-// The event names of layer backward calls, "nn.Layer: <path>.backward", by path, and
-// the chains of them (a call's and its callers', outermost first) by id: kept for good
-// (an event's name outlives its window). Under the GIL.
-struct LayerChains {
-  std::unordered_map<std::string, std::unique_ptr<const std::string>> names;
-  std::vector<std::vector<const char*>> chains;
-};
-LayerChains* g_layer_chains = nullptr;
-
-int RegisterLayerChain(const std::vector<std::string>& paths) {
-  internal::NativeGuard profiler_memory;
-  if (g_layer_chains == nullptr) g_layer_chains = new LayerChains();
-  std::vector<const char*> chain;
-  for (const std::string& path : paths) {
-    auto& name = g_layer_chains->names[path];
-    if (name == nullptr) name = std::make_unique<const std::string>("nn.Layer: " + path + ".backward");
-    chain.push_back(name->c_str());
-  }
-  g_layer_chains->chains.push_back(std::move(chain));
-  return static_cast<int>(g_layer_chains->chains.size()) - 1;
-}
-
-const std::vector<const char*>* ChainOf(int id) {
-  if (g_layer_chains == nullptr || id < 0 ||
-      id >= static_cast<int>(g_layer_chains->chains.size())) {
-    return nullptr;
-  }
-  return &g_layer_chains->chains[id];
-}
-
-void OpenLayerBackward(int chain) {
-  if (!IsProfilerEnabled()) return;
-  const std::vector<const char*>* names = ChainOf(chain);
-  if (OpenOps* ops = internal::ThreadOwned<OpenOps>(); ops != nullptr && names != nullptr) {
-    ops->OpenLayers(*names);
-  }
-}
-
-void CloseLayerBackward(int chain) {
-  const std::vector<const char*>* names = ChainOf(chain);
-  OpenOps* ops = internal::ThreadOwned<OpenOps>(/*make=*/false);
-  if (ops != nullptr && names != nullptr) ops->CloseLayers(*names);
-}
-
-void EndLayerBackward() {
-  if (OpenOps* ops = internal::ThreadOwned<OpenOps>(/*make=*/false)) {
-    ops->OpenWaiting(0);
-    ops->CloseLayersTo(0);
-  }
 }
 
 }  // namespace
