@@ -36,6 +36,12 @@ bool AdoptCpuBlock(c10::DataPtr& block, size_t bytes) {
 }
 
 c10::DataPtr TrackingCPUAllocator::allocate(size_t bytes) PADDLE_PROF_ALLOCATE_CONST {
+  // No window: c10's block as it is, freed by c10 alone; the next window adopts it
+  // (AdoptCpuBlock) if the program still holds it as it opens.
+  if (!IsProfilerEnabled()) {
+    internal::NativeGuard counted_as_cpu;
+    return original_->allocate(bytes);
+  }
   c10::DataPtr block;
   try {
     internal::NativeGuard counted_as_cpu;

@@ -1,5 +1,7 @@
 // CPU tensors' memory: a wrapper around c10's CPU allocator that reports every CPU tensor
-// allocation to the tracker, on the place "CPU". torch_bridge.cc installs it.
+// allocation made in a window to the tracker, on the place "CPU"; outside windows it
+// hands out c10's blocks untouched, and each window adopts, as it opens, those the
+// program holds (paddle_prof/torch.py). torch_bridge.cc installs it.
 #ifndef PADDLE_PROF_PYTHON_TORCH_CPU_ALLOCATOR_H_
 #define PADDLE_PROF_PYTHON_TORCH_CPU_ALLOCATOR_H_
 
@@ -21,8 +23,8 @@ extern c10::DeleterFnPtr g_original_deleter;
 bool AdoptCpuBlock(c10::DataPtr& block, size_t bytes);
 
 // Wraps c10's CPU allocator. Blocks keep data == context, so raw_allocate and
-// raw_deleter (which oneDNN uses) go on working; blocks allocated before the wrapper
-// keep the original deleter until adopted (AdoptCpuBlock).
+// raw_deleter (which oneDNN uses) go on working; blocks allocated outside windows keep
+// the original deleter until adopted (AdoptCpuBlock).
 class TrackingCPUAllocator final : public c10::Allocator {
  public:
   explicit TrackingCPUAllocator(c10::Allocator* original) : original_(original) {}

@@ -164,6 +164,8 @@ def start_profiler(state: str = "CPU", *, follow_children: bool = True) -> None:
     distributed = _distributed.window_opening()  # before the window: its exchanges are ours
     if distributed is not None:
         _core.set_distributed(*distributed)  # for the window, its paths and its capture
+    for opening in list(window_opening):
+        opening()
     _core.enable_profiler(state)
     _core.set_follow_children(bool(follow_children))
 
@@ -176,6 +178,11 @@ window_opened_by = ""
 # called with stopping=True as the window is about to stop, False as the program's own
 # profiler takes over, and takes itself off this list.
 implicit_window_ending: List[Callable[[bool], None]] = []
+
+# Called just before each window opens (paddle_prof.torch adopts the CPU tensors the
+# program holds, which it does not track between windows): what they tell the tracker
+# is the window's start, not its allocations.
+window_opening: List[Callable[[], None]] = []
 
 
 def end_implicit_window(stopping: bool) -> None:

@@ -30,6 +30,7 @@ from paddle_prof import children as _children
 from paddle_prof.profiler import implicit_window_ending as _implicit_window_ending
 from paddle_prof.profiler import mark_step as _mark_step
 from paddle_prof.profiler import profiler as _base_profiler
+from paddle_prof.profiler import window_opening as _window_opening
 from paddle_prof.report import ROW_LIMIT
 
 try:
@@ -57,12 +58,13 @@ from paddle_prof.torch_modules import ModuleEvents  # noqa: E402
 from paddle_prof.torch_phases import BackwardEvents  # noqa: E402
 
 
-# Every CPU tensor made from here on is tracked, so that a window knows the blocks its
-# program made before it (the parameters of a model built before the window, say); and
-# those the program holds already, made before this import, are adopted by identity
-# (a model built and an optimizer stepped before it).
+# Every CPU tensor made in a window is tracked; those the program holds as a window opens,
+# made before it (the parameters of a model built before the window, an optimizer
+# stepped before it), are adopted by identity then, so that the window knows them.
+# Between windows c10's blocks go untouched: importing this costs an op no more than a
+# check of the profiler's flag.
 if _torch_bridge.track_tensors():
-    _torch_bridge.adopt_tensors(gc.get_objects())
+    _window_opening.append(lambda: _torch_bridge.adopt_tensors(gc.get_objects()))
 
 _warned_cuda = False
 _warned_counters = False

@@ -251,6 +251,32 @@ def test_tensors_made_before_the_import_are_adopted_and_freed_safely():
     assert result.stdout.strip() == 'ok'
 
 
+def test_between_windows_tensors_go_untracked_and_the_next_window_adopts_them():
+    script = textwrap.dedent('''
+        import io, torch
+        import paddle_prof, paddle_prof.torch
+        from paddle_prof import _torch_bridge
+        with paddle_prof.torch.profiler('CPU', stream=io.StringIO()):
+            pass
+        probe = torch.ones(8)                  # no window: c10's block, untouched
+        assert _torch_bridge.adopt_tensors([probe]) == 1
+        between = [torch.ones(256, 256) for _ in range(2)]
+        with paddle_prof.torch.profiler('CPU', stream=io.StringIO()) as prof:
+            inside = torch.ones(8)             # the window's: tracked as made
+            assert _torch_bridge.adopt_tensors([inside]) == 0
+            del between[0]                     # adopted as the window opened: a known free
+        cpu = prof.report.places[0]
+        assert cpu.untracked_frees == 0
+        assert cpu.start_bytes >= 2 * 256 * 256 * 4
+        assert cpu.start_bytes - cpu.end_bytes == 256 * 256 * 4 - 8 * 4
+        print('ok')
+    ''')
+    result = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == 'ok'
+
+
 def test_shape_growth_names_a_convolution_op(tmp_path):
     import os
     preload = os.path.join(os.path.dirname(paddle_prof.__file__), 'libpaddle_prof_preload.so')
