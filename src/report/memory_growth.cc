@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "call_durations.h"
 #include "name_interner.h"
 #include "native_stacks.h"
 #include "number_format.h"
@@ -88,7 +89,7 @@ int64_t Swing(const std::vector<int64_t>& v) {
     distances.push_back(std::abs(static_cast<double>(v[i]) - (mean_y + slope * (i - mean_x))));
   }
   if (distances.empty()) return 0;
-  const size_t rank = std::max<size_t>(1, (80 * distances.size() + 99) / 100);
+  const auto rank = static_cast<size_t>(NearestRank(80, static_cast<int64_t>(distances.size())));
   std::nth_element(distances.begin(), distances.begin() + static_cast<std::ptrdiff_t>(rank - 1),
                    distances.end());
   return static_cast<int64_t>(distances[rank - 1]);
