@@ -79,8 +79,7 @@ class OpenOps {
   void OpenLayers(const std::vector<const char*>& chain) {
     if (depth_ > 0) return;
     waiting_.layers_named = true;
-    size_t keep = 0;
-    while (keep < layer_depth_ && keep < chain.size() && layers_[keep].name == chain[keep]) ++keep;
+    const size_t keep = OpenOf(chain);
     if (keep == chain.size()) return;  // open already, perhaps with a layer inside it
     CloseLayersTo(keep);
     int opened = 0;
@@ -95,11 +94,8 @@ class OpenOps {
   // when a hook of the waiting grad node named its layers already (a layer called again
   // on its own output: the node is its earlier call's, still that layer's).
   void CloseLayers(const std::vector<const char*>& chain) {
-    if (depth_ > 0 || chain.empty() || layer_depth_ < chain.size()) return;
+    if (depth_ > 0 || chain.empty() || OpenOf(chain) < chain.size()) return;
     if (waiting_.paddle_event != nullptr && waiting_.layers_named) return;
-    for (size_t i = 0; i < chain.size(); ++i) {
-      if (layers_[i].name != chain[i]) return;
-    }
     CloseLayersTo(chain.size() - 1);
   }
   void CloseLayersTo(size_t depth) {
@@ -110,6 +106,13 @@ class OpenOps {
   }
 
  private:
+  // How many of `chain`'s layers, outermost first, have their events open.
+  size_t OpenOf(const std::vector<const char*>& chain) const {
+    size_t open = 0;
+    while (open < layer_depth_ && open < chain.size() && layers_[open].name == chain[open]) ++open;
+    return open;
+  }
+
   struct Entry {
     const void* paddle_event;
     std::optional<RecordEvent> event;

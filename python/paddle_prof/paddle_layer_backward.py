@@ -23,12 +23,11 @@ from __future__ import annotations
 import functools
 import threading
 import weakref
-from typing import Any, Callable, Dict, List, NamedTuple, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 import paddle
 
 from paddle_prof import _paddle_bridge
-
 
 
 class Hooks(NamedTuple):
@@ -75,10 +74,10 @@ class LayerBackward:
         _paddle_bridge.set_layer_backward(False)
 
     @staticmethod
-    def hooks(paths: Sequence[str]) -> Hooks:
+    def hooks(paths: Tuple[str, ...]) -> Hooks:
         """The hooks of the calls of the layer at paths[-1] by its callers paths[:-1]."""
         chain = _paddle_bridge.register_layer_chain(list(paths))
-        return Hooks(tuple(paths), functools.partial(_paddle_bridge.open_layer_backward, chain),
+        return Hooks(paths, functools.partial(_paddle_bridge.open_layer_backward, chain),
                      functools.partial(_paddle_bridge.close_layer_backward, chain))
 
     def note_call(self, hooks: Hooks, args: Tuple[Any, ...], output: Any) -> None:
@@ -91,16 +90,21 @@ class LayerBackward:
         given = [t for value in args for t in _needing_gradients(value)]
         passed = {id(t) for t in given} & {id(t) for t in outputs} if given else ()
         opened = self._opened_here()
-        for tensor in given:
+
+        def opened_by(tensor: Any) -> Optional[Tuple[str, ...]]:
+            """The paths of the call whose open hook `tensor` has, if any."""
             known = opened.get(id(tensor))
-            if id(tensor) not in passed and (known is None or known[0]() is not tensor):
+            return known[1] if known is not None and known[0]() is tensor else None
+
+        for tensor in given:
+            if id(tensor) not in passed and opened_by(tensor) is None:
                 tensor.register_hook(hooks.close)
         depth = len(hooks.paths)
         for tensor in outputs:
             if id(tensor) in passed:
                 continue
-            known = opened.get(id(tensor))
-            if known is not None and known[0]() is tensor and known[1][:depth] == hooks.paths:
+            inner = opened_by(tensor)
+            if inner is not None and inner[:depth] == hooks.paths:
                 continue  # a call inside this one opens it, and this one around it
             tensor.register_hook(hooks.open)
             opened[id(tensor)] = (weakref.ref(tensor), hooks.paths)

@@ -20,7 +20,7 @@ from paddle.io.dataloader import dataloader_iter as _dataloader_iter
 from paddle_prof import _core
 from paddle_prof.call_scopes import Patches, scoped
 from paddle_prof.module_paths import held_as
-from paddle_prof.paddle_layer_backward import LayerBackward
+from paddle_prof.paddle_layer_backward import Hooks, LayerBackward
 from paddle_prof.paddle_memory import MemoryKinds
 from paddle_prof.paddle_static import StaticRuns
 from paddle_prof.record_event import record_event
@@ -29,14 +29,14 @@ _OPTIMIZER_METHODS = ("step", "clear_grad", "minimize")
 
 
 class _Calls:
-    """What the calls of one layer by one caller share: its path, its callers' paths and
-    its own, its event, and the hooks of its backward (paddle_layer_backward.py)."""
+    """What the calls of one layer by one caller share: its path, its event, and the
+    hooks of its backward (paddle_layer_backward.py), which hold its callers' paths and
+    its own."""
 
-    __slots__ = ("path", "paths", "event", "hooks")
+    __slots__ = ("path", "event", "hooks")
 
-    def __init__(self, path: str, paths: List[str], hooks: Any) -> None:
+    def __init__(self, path: str, hooks: Hooks) -> None:
         self.path = path
-        self.paths = paths
         self.event = record_event("nn.Layer: " + path)  # one object, entered by each call
         self.hooks = hooks
 
@@ -102,48 +102,45 @@ class LayerEvents:
         calls = known.get(caller_path)
         if calls is None:
             if caller is None:
-                path, paths = type(layer).__name__, [type(layer).__name__]
+                path, paths = type(layer).__name__, (type(layer).__name__,)
                 self.kinds.note_root(layer)
             else:
                 parent = caller[0]
                 path = caller_path + "." + held_as(
                     parent._sub_layers.items(),
                     lambda: parent.named_sublayers(include_self=False), layer)
-                paths = caller[1].paths + [path]
-            calls = known[caller_path] = _Calls(path, paths, self._backward.hooks(paths))
+                paths = caller[1].hooks.paths + (path,)
+            calls = known[caller_path] = _Calls(path, self._backward.hooks(paths))
         if calls.path not in self._noted:
             self._noted.add(calls.path)
             _core.note_module(calls.path, type(layer).__name__, *_param_figures(layer))
         return calls
 
-    def _patch(self, owner: Any, name: str, replacement: Any) -> None:
-        self._patches.patch(owner, name, replacement)
-
     def install(self) -> None:
         if self.layers:
-            self._patch(paddle.nn.Layer, "__call__", self._layer_call(paddle.nn.Layer.__call__))
+            self._patches.patch(paddle.nn.Layer, "__call__", self._layer_call(paddle.nn.Layer.__call__))
             self._backward.install()
-        self._patch(paddle.Tensor, "backward",
+        self._patches.patch(paddle.Tensor, "backward",
                     self._backward_call(paddle.Tensor.__dict__["backward"],
                                         "paddle.autograd.backward"))
         for name in ("backward", "grad"):
-            self._patch(paddle.autograd, name, self._backward_call(
+            self._patches.patch(paddle.autograd, name, self._backward_call(
                 paddle.autograd.__dict__[name], f"paddle.autograd.{name}"))
-        self._patch(paddle, "grad", self._backward_call(paddle.__dict__["grad"],
+        self._patches.patch(paddle, "grad", self._backward_call(paddle.__dict__["grad"],
                                                         "paddle.autograd.grad"))
         for cls in _subclasses(_dataloader_iter._DataLoaderIterBase):
             if "__next__" in cls.__dict__:
-                self._patch(cls, "__next__", _named_by_self(
+                self._patches.patch(cls, "__next__", _named_by_self(
                     cls.__dict__["__next__"],
                     lambda it: f"paddle.io.DataLoader#{type(it).__name__}.__next__"))
         for cls in _subclasses(paddle.optimizer.Optimizer):
             for method in _OPTIMIZER_METHODS:
                 if method in cls.__dict__:
-                    self._patch(cls, method, self._optimizer_call(cls.__dict__[method], method))
+                    self._patches.patch(cls, method, self._optimizer_call(cls.__dict__[method], method))
         executor = paddle.static.Executor
         runs = StaticRuns(self.kinds, self.on_optimizer_step)
-        self._patch(executor, "run", runs.run(executor.__dict__["run"]))
-        self._patch(executor, "_pir_feed_data", runs.feed(executor.__dict__["_pir_feed_data"]))
+        self._patches.patch(executor, "run", runs.run(executor.__dict__["run"]))
+        self._patches.patch(executor, "_pir_feed_data", runs.feed(executor.__dict__["_pir_feed_data"]))
 
     def _optimizer_call(self, original: Callable[..., Any], method: str) -> Callable[..., Any]:
         """An optimizer's `method` as an event; a step's parameters, gradients and state
