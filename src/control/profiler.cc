@@ -295,17 +295,19 @@ void CollectLocked(const Control& control, uint64_t window, uint64_t end_ns,
   CollectThreads(window, control.first_window, KeptStarts(control), c);
 }
 
-void WriteFilesOf(const Collection& c, const ReportOptions& options,
-                  Report* report) {
+// The trace, started before the report is built, which it goes on beside.
+void StartTrace(const Collection& c, const ReportOptions& options,
+                std::optional<TraceWriting>* trace) {
   if (!options.profile_path.empty()) {
-    WriteProfileFiles(c, ExpandPathFields(options.profile_path, c.process),
-                                report);
+    trace->emplace(c, ExpandPathFields(options.profile_path, c.process));
   }
 }
 
 Report ReportOf(const Collection& c, const ReportOptions& options) {
+  std::optional<TraceWriting> trace;
+  StartTrace(c, options, &trace);
   Report report = BuildReport(c, options);
-  WriteFilesOf(c, options, &report);
+  if (trace) WriteProfileFiles(&*trace, &report);
   return report;
 }
 
@@ -339,12 +341,17 @@ Report StopLocked(Control& control, const ReportOptions& given) {
   c.memory_events = std::move(control.spare_memory_events);
   CollectLocked(control, window, end_ns, &c);
   RecordStacks(false);  // after the collection, which says whether it recorded them
-  Report report = BuildReport(c, options);
-  if (!children_dir.empty()) {
-    MergeArrivedChildren(children_dir, start_unix_ns, control.launched_children,
-                         options.per_process, &report);
+  Report report;
+  {
+    std::optional<TraceWriting> trace;
+    StartTrace(c, options, &trace);
+    report = BuildReport(c, options);
+    if (!children_dir.empty()) {
+      MergeArrivedChildren(children_dir, start_unix_ns, control.launched_children,
+                           options.per_process, &report);
+    }
+    if (trace) WriteProfileFiles(&*trace, &report);  // the summary with the children
   }
-  WriteFilesOf(c, options, &report);  // the summary with the children
   if (!control.child_path.empty()) {
     RemoveChildMarker(control.child_path, std::exchange(control.child_marker, -1));
     control.child_path.clear();

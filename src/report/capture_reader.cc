@@ -453,10 +453,10 @@ Report RecoverCapture(const std::string& dir, const ReportOptions& options,
     const double ticks = static_cast<double>(ending.unix_ns - c.clock.unix_ns) / c.ns_per_tick;
     if (ticks < 0x1p62) c.end_tick = std::max(c.end_tick, c.start_tick + static_cast<uint64_t>(ticks));
   }
-  Report report = BuildReport(recovered->collection, options);
-  if (!options.profile_path.empty()) {
-    WriteProfileFiles(recovered->collection, options.profile_path, &report);
-  }
+  std::optional<TraceWriting> trace;
+  if (!options.profile_path.empty()) trace.emplace(c, options.profile_path);
+  Report report = BuildReport(c, options);
+  if (trace) WriteProfileFiles(&*trace, &report);
   return report;
 }
 

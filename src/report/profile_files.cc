@@ -2,19 +2,55 @@
 
 #include <glog/logging.h>
 
+#include <exception>
+#include <system_error>
+#include <utility>
+
 #include "atomic_file.h"
 #include "chrome_trace.h"
 #include "html_report.h"
+#include "native_guard.h"
 
 namespace paddle_prof::internal {
 
-void WriteProfileFiles(const Collection& c, const std::string& path, Report* report) {
-  std::string error;
-  if (!WriteChromeTrace(c, path, &error)) {
+TraceWriting::TraceWriting(const Collection& c, std::string path)
+    : c_(c), path_(std::move(path)) {
+  try {
+    thread_ = std::thread([this] {
+      NativeGuard profiler_memory;  // as on the stopping thread: not the program's memory
+      Write();
+    });
+  } catch (const std::system_error&) {  // no thread to spare: Wait() writes it
+  }
+}
+
+TraceWriting::~TraceWriting() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void TraceWriting::Write() {
+  written_ = true;
+  try {
+    WriteChromeTrace(c_, path_, &error_);
+  } catch (const std::exception& e) {  // out of memory, on a thread nobody else catches
+    error_ = e.what();
+  }
+}
+
+const std::string& TraceWriting::Wait() {
+  if (thread_.joinable()) thread_.join();
+  if (!written_) Write();
+  return error_;
+}
+
+void WriteProfileFiles(TraceWriting* trace, Report* report) {
+  const std::string& path = trace->path();
+  if (const std::string& error = trace->Wait(); !error.empty()) {
     report->warnings.push_back("cannot write the trace to '" + path + "': " + error +
                                "; the file was not written.");
     LOG(ERROR) << "paddle_prof: " << report->warnings.back();
   }
+  std::string error;
   const std::string summary_path = path + ".summary.json";
   if (WriteFileAtomically(summary_path, report->ToJson(), &error)) {
     report->summary_path = summary_path;

@@ -5,15 +5,42 @@
 #define PADDLE_PROF_SRC_PROFILE_FILES_H_
 
 #include <string>
+#include <thread>
 
 #include "collection.h"
 #include "paddle_prof/report.h"
 
 namespace paddle_prof::internal {
 
-// A file that cannot be written is a warning of `report` (the summary carries the
-// trace's, the page the trace's and the summary's), and a line on stderr.
-void WriteProfileFiles(const Collection& c, const std::string& path, Report* report);
+// The Chrome trace of `c`, written at `path` on a thread of its own from construction
+// on, while the caller builds the report from the same records: both only read them,
+// and a long window's trace is most of the stop's time. Where no thread will start, the
+// trace is written by Wait(). `c` must outlive the wait.
+class TraceWriting {
+ public:
+  TraceWriting(const Collection& c, std::string path);
+  ~TraceWriting();  // waits
+  TraceWriting(const TraceWriting&) = delete;
+  TraceWriting& operator=(const TraceWriting&) = delete;
+
+  const std::string& path() const { return path_; }
+  // Once the trace is written: why it could not be, or empty.
+  const std::string& Wait();
+
+ private:
+  void Write();
+
+  const Collection& c_;
+  const std::string path_;
+  std::thread thread_;
+  bool written_ = false;
+  std::string error_;
+};
+
+// The summary and the page of `report`, beside the trace `trace` writes. A file that
+// cannot be written is a warning of `report` (the summary carries the trace's, the page
+// the trace's and the summary's), and a line on stderr.
+void WriteProfileFiles(TraceWriting* trace, Report* report);
 
 }  // namespace paddle_prof::internal
 
