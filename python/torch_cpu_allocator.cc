@@ -8,6 +8,8 @@
 namespace paddle_prof::torch_bridge {
 
 c10::DeleterFnPtr g_original_deleter = nullptr;
+// True from the start: c10 handed out blocks before the wrapper was installed.
+std::atomic<bool> g_untracked_handed_out{true};
 
 namespace {
 
@@ -25,6 +27,10 @@ void TrackedDelete(void* ptr) {
 
 }  // namespace
 
+bool TakeUntrackedHandedOut() {
+  return g_untracked_handed_out.exchange(false, std::memory_order_relaxed);
+}
+
 bool AdoptCpuBlock(c10::DataPtr& block, size_t bytes) {
   void* data = block.get();
   if (g_original_deleter == nullptr || data == nullptr || block.get_context() != data ||
@@ -39,6 +45,10 @@ c10::DataPtr TrackingCPUAllocator::allocate(size_t bytes) PADDLE_PROF_ALLOCATE_C
   // No window: c10's block as it is, freed by c10 alone; the next window adopts it
   // (AdoptCpuBlock) if the program still holds it as it opens.
   if (!IsProfilerEnabled()) {
+    // A load, and a store only for the first block since the last walk.
+    if (!g_untracked_handed_out.load(std::memory_order_relaxed)) {
+      g_untracked_handed_out.store(true, std::memory_order_relaxed);
+    }
     internal::NativeGuard counted_as_cpu;
     return original_->allocate(bytes);
   }

@@ -7,6 +7,7 @@
 
 #include <c10/core/CPUAllocator.h>
 
+#include <atomic>
 #include <cstddef>
 
 #include "torch_version_gates.h"
@@ -21,6 +22,11 @@ extern c10::DeleterFnPtr g_original_deleter;
 // `bytes`): its free passes through the wrapper from now on, and the tracker knows it.
 // False, and nothing changed, for a block another allocator made.
 bool AdoptCpuBlock(c10::DataPtr& block, size_t bytes);
+
+// Whether the wrapper handed out a block outside a window since the last call (or ever,
+// on the first): a window's walk of the program's tensors (adopt_tensors) finds nothing
+// to adopt otherwise. Cleared by the call, before the walk.
+bool TakeUntrackedHandedOut();
 
 // Wraps c10's CPU allocator. Blocks keep data == context, so raw_allocate and
 // raw_deleter (which oneDNN uses) go on working; blocks allocated outside windows keep

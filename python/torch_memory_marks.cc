@@ -168,6 +168,9 @@ void AddMemoryMarkFunctions(pybind11::module_& module) {
            "Tells what changed since the last mark(); returns how many tensors it let go of, "
            "no one else holding them.")
       .def("__len__", &TensorMarks::size);
+  module.def("take_untracked_handed_out", &TakeUntrackedHandedOut,
+             "Whether c10 handed out a CPU block outside a window since the last call (True "
+             "on the first): only then can adopt_tensors find anything.");
   module.def(
       "adopt_tensors",
       [](const pybind11::list& objects) {

@@ -62,9 +62,15 @@ from paddle_prof.torch_phases import BackwardEvents  # noqa: E402
 # made before it (the parameters of a model built before the window, an optimizer
 # stepped before it), are adopted by identity then, so that the window knows them.
 # Between windows c10's blocks go untouched: importing this costs an op no more than a
-# check of the profiler's flag.
+# check of the profiler's flag. The walk of the program's objects (milliseconds) is left
+# out when no block was handed out since the last: windows back to back skip it.
+def _adopt_held_tensors() -> None:
+    if _torch_bridge.take_untracked_handed_out():
+        _torch_bridge.adopt_tensors(gc.get_objects())
+
+
 if _torch_bridge.track_tensors():
-    _window_opening.append(lambda: _torch_bridge.adopt_tensors(gc.get_objects()))
+    _window_opening.append(_adopt_held_tensors)
 
 _warned_cuda = False
 _warned_counters = False

@@ -277,6 +277,36 @@ def test_between_windows_tensors_go_untracked_and_the_next_window_adopts_them():
     assert result.stdout.strip() == 'ok'
 
 
+def test_a_window_walks_the_programs_objects_only_after_a_block_went_untracked():
+    script = textwrap.dedent('''
+        import gc, io, torch
+        import paddle_prof, paddle_prof.torch
+        walks = []
+        get_objects = gc.get_objects
+        gc.get_objects = lambda *args: walks.append(1) or get_objects(*args)
+        def window():
+            return paddle_prof.torch.profiler('CPU', stream=io.StringIO())
+        with window():
+            inside = torch.ones(8)             # the window's: tracked
+        assert len(walks) == 1                 # blocks made before the import
+        with window():
+            del inside                         # a tracked free; nothing handed out between
+        assert len(walks) == 1
+        between = torch.ones(256, 256)         # no window: c10's block, untouched
+        with window() as prof:
+            del between                        # adopted by the walk: a known free
+        assert len(walks) == 2
+        cpu = prof.report.places[0]
+        assert cpu.untracked_frees == 0
+        assert cpu.start_bytes - cpu.end_bytes == 256 * 256 * 4
+        print('ok')
+    ''')
+    result = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == 'ok'
+
+
 def test_shape_growth_names_a_convolution_op(tmp_path):
     import os
     preload = os.path.join(os.path.dirname(paddle_prof.__file__), 'libpaddle_prof_preload.so')
