@@ -58,7 +58,7 @@ def unprofiled(ops: int, into: bool = False) -> tuple:
     op_loop(ops, into)
     settle_heap()  # this loop's own, as a profiled loop's report pays them
     loop = time.perf_counter() - start
-    return loop, loop
+    return 0.0, loop, loop
 
 
 def empty_callback(needs_inputs: bool):
@@ -77,9 +77,10 @@ def paddle_prof_setup(into: bool = False, **kwargs):
         settle_heap()
         start = time.perf_counter()
         with paddle_prof.torch.profiler('CPU', stream=io.StringIO(), **kwargs):
+            opened = time.perf_counter() - start
             op_loop(ops, into)
             loop = time.perf_counter() - start
-        return loop, time.perf_counter() - start  # the report is built and printed at exit
+        return opened, loop, time.perf_counter() - start  # the report is built at exit
 
     return run
 
@@ -88,10 +89,11 @@ def torch_profiler(ops: int) -> tuple:
     settle_heap()
     start = time.perf_counter()
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        opened = time.perf_counter() - start
         op_loop(ops)
         loop = time.perf_counter() - start
     prof.key_averages().table(sort_by="cpu_time_total")
-    return loop, time.perf_counter() - start
+    return opened, loop, time.perf_counter() - start
 
 
 def record_stacks_supported() -> bool:
@@ -134,31 +136,33 @@ def in_window(run):
     def timed(n: int) -> tuple:
         with paddle_prof.profiler('CPU', stream=io.StringIO()):
             elapsed = run(n)
-        return elapsed, elapsed
+        return 0.0, elapsed, elapsed
 
     return timed
 
 
 def rounds(setups: dict, count: int, n: int) -> dict:
-    """Medians of ns per op (or per with): (the loop alone, the loop and the report)."""
+    """Medians of ns per op (or per with): (opening the window, the loop in it, the
+    whole: opening, loop and report)."""
     for run in setups.values():  # warm up every path once
         run(n // 10)
-    times = {name: ([], []) for name in setups}
+    times = {name: ([], [], []) for name in setups}
     for _ in range(count):
         for name, run in setups.items():
-            loop, total = run(n)
-            times[name][0].append(loop / n * 1e9)
-            times[name][1].append(total / n * 1e9)
-    return {name: (statistics.median(loops), statistics.median(totals))
-            for name, (loops, totals) in times.items()}
+            opened, loop, total = run(n)
+            times[name][0].append(opened / n * 1e9)
+            times[name][1].append((loop - opened) / n * 1e9)
+            times[name][2].append(total / n * 1e9)
+    return {name: tuple(statistics.median(t) for t in figures)
+            for name, figures in times.items()}
 
 
 def print_ops(ns: dict) -> None:
-    print(f"{'setup':28} {'ns/op':>9} {'added':>9} {'loop':>9} {'report':>9}")
-    for name, (loop, total) in ns.items():
-        base = ns["unprofiled, out=" if name.endswith("out=") else "unprofiled"][1]
-        print(f"{name:28} {total:9.0f} {total - base:+9.0f} {loop - base:+9.0f} "
-              f"{total - loop:9.0f}")
+    print(f"{'setup':28} {'ns/op':>9} {'added':>9} {'open':>9} {'loop':>9} {'report':>9}")
+    for name, (opened, loop, total) in ns.items():
+        base = ns["unprofiled, out=" if name.endswith("out=") else "unprofiled"][2]
+        print(f"{name:28} {total:9.0f} {total - base:+9.0f} {opened:9.0f} {loop - base:+9.0f} "
+              f"{total - loop - opened:9.0f}")
 
 
 def main() -> None:
@@ -178,8 +182,10 @@ def main() -> None:
     setups["unprofiled, out="] = lambda ops: unprofiled(ops, into=True)
     setups["paddle_prof, out="] = paddle_prof_setup(into=True)
     print(f"torch.add on 8 elements, {args.ops} ops, 1 thread, medians of {args.rounds} "
-          "rounds; a profiled figure includes its report, also shown apart ('loop' is "
-          "what the loop alone adds):")
+          "rounds; a profiled figure includes opening its window and its report, also shown "
+          "apart ('loop' is what the loop alone adds; 'open' includes the walk of the "
+          "program's objects for tensors made outside windows, which the setups after "
+          "an unprofiled loop pay):")
     print_ops(rounds(setups, args.rounds, args.ops))
     if not stacks:
         print("record_stacks: n/a")
@@ -205,11 +211,11 @@ def main() -> None:
               "record_event fresh": in_window(fresh_record_event),
               "record_event reused": in_window(reused_record_event)}
     ns = rounds(scopes, args.rounds, args.ops)
-    base = ns["nullcontext()"][0]
+    base = ns["nullcontext()"][1]
     print(f"\nwith-blocks inside a paddle_prof window, {args.ops} per round, medians of "
           f"{args.rounds} rounds:")
     print(f"{'setup':28} {'ns/with':>9} {'x nullcontext':>14}")
-    for name, (value, _) in ns.items():
+    for name, (_, value, _) in ns.items():
         print(f"{name:28} {value:9.0f} {value / base:14.2f}")
 
 
