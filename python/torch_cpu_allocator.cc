@@ -27,6 +27,8 @@ void TrackedDelete(void* ptr) {
 
 }  // namespace
 
+void NoteUntrackedHandedOut() { g_untracked_handed_out.store(true, std::memory_order_relaxed); }
+
 bool TakeUntrackedHandedOut() {
   return g_untracked_handed_out.exchange(false, std::memory_order_relaxed);
 }
@@ -45,12 +47,15 @@ c10::DataPtr TrackingCPUAllocator::allocate(size_t bytes) PADDLE_PROF_ALLOCATE_C
   // No window: c10's block as it is, freed by c10 alone; the next window adopts it
   // (AdoptCpuBlock) if the program still holds it as it opens.
   if (!IsProfilerEnabled()) {
-    // A load, and a store only for the first block since the last walk.
-    if (!g_untracked_handed_out.load(std::memory_order_relaxed)) {
-      g_untracked_handed_out.store(true, std::memory_order_relaxed);
+    c10::DataPtr block;
+    {
+      internal::NativeGuard counted_as_cpu;
+      block = original_->allocate(bytes);
     }
-    internal::NativeGuard counted_as_cpu;
-    return original_->allocate(bytes);
+    // Once the block exists: a walk that cleared the flag before may have missed it. A
+    // load, and a store only for the first block since the last walk.
+    if (!g_untracked_handed_out.load(std::memory_order_relaxed)) NoteUntrackedHandedOut();
+    return block;
   }
   c10::DataPtr block;
   try {

@@ -25,8 +25,12 @@ bool AdoptCpuBlock(c10::DataPtr& block, size_t bytes);
 
 // Whether the wrapper handed out a block outside a window since the last call (or ever,
 // on the first): a window's walk of the program's tensors (adopt_tensors) finds nothing
-// to adopt otherwise. Cleared by the call, before the walk.
+// to adopt otherwise. Cleared by the call, before the walk. Storages that c10's default
+// allocator makes without the wrapper (torch.UntypedStorage, a tensor's deepcopy) do
+// not set it: the scans of parameters and optimizer state adopt those.
 bool TakeUntrackedHandedOut();
+// Sets what TakeUntrackedHandedOut() reads: a walk that failed is owed again.
+void NoteUntrackedHandedOut();
 
 // Wraps c10's CPU allocator. Blocks keep data == context, so raw_allocate and
 // raw_deleter (which oneDNN uses) go on working; blocks allocated outside windows keep

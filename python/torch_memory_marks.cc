@@ -171,6 +171,8 @@ void AddMemoryMarkFunctions(pybind11::module_& module) {
   module.def("take_untracked_handed_out", &TakeUntrackedHandedOut,
              "Whether c10 handed out a CPU block outside a window since the last call (True "
              "on the first): only then can adopt_tensors find anything.");
+  module.def("note_untracked_handed_out", &NoteUntrackedHandedOut,
+             "Has the next take_untracked_handed_out() say True: a walk that failed is owed.");
   module.def(
       "adopt_tensors",
       [](const pybind11::list& objects) {

@@ -63,10 +63,15 @@ from paddle_prof.torch_phases import BackwardEvents  # noqa: E402
 # stepped before it), are adopted by identity then, so that the window knows them.
 # Between windows c10's blocks go untouched: importing this costs an op no more than a
 # check of the profiler's flag. The walk of the program's objects (milliseconds) is left
-# out when no block was handed out since the last: windows back to back skip it.
+# out when the wrapper handed out no block outside a window since the last walk: windows
+# back to back skip it.
 def _adopt_held_tensors() -> None:
     if _torch_bridge.take_untracked_handed_out():
-        _torch_bridge.adopt_tensors(gc.get_objects())
+        try:
+            _torch_bridge.adopt_tensors(gc.get_objects())
+        except BaseException:  # a KeyboardInterrupt, say: the next window walks instead
+            _torch_bridge.note_untracked_handed_out()
+            raise
 
 
 if _torch_bridge.track_tensors():

@@ -3,7 +3,6 @@
 #include <glog/logging.h>
 
 #include <exception>
-#include <system_error>
 #include <utility>
 
 #include "atomic_file.h"
@@ -15,17 +14,21 @@ namespace paddle_prof::internal {
 
 TraceWriting::TraceWriting(const Collection& c, std::string path)
     : c_(c), path_(std::move(path)) {
-  try {
-    thread_ = std::thread([this] {
-      NativeGuard profiler_memory;  // as on the stopping thread: not the program's memory
-      Write();
-    });
-  } catch (const std::system_error&) {  // no thread to spare: Wait() writes it
-  }
+  // No thread to spare: Wait() writes it.
+  running_ = pthread_create(&thread_, nullptr, &TraceWriting::Run, this) == 0;
 }
 
-TraceWriting::~TraceWriting() {
-  if (thread_.joinable()) thread_.join();
+TraceWriting::~TraceWriting() { Join(); }
+
+void* TraceWriting::Run(void* self) {
+  NativeGuard profiler_memory;  // as on the stopping thread: not the program's memory
+  static_cast<TraceWriting*>(self)->Write();
+  return nullptr;
+}
+
+void TraceWriting::Join() {
+  if (running_) pthread_join(thread_, nullptr);
+  running_ = false;
 }
 
 void TraceWriting::Write() {
@@ -38,7 +41,7 @@ void TraceWriting::Write() {
 }
 
 const std::string& TraceWriting::Wait() {
-  if (thread_.joinable()) thread_.join();
+  Join();
   if (!written_) Write();
   return error_;
 }

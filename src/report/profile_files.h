@@ -4,8 +4,9 @@
 #ifndef PADDLE_PROF_SRC_PROFILE_FILES_H_
 #define PADDLE_PROF_SRC_PROFILE_FILES_H_
 
+#include <pthread.h>
+
 #include <string>
-#include <thread>
 
 #include "collection.h"
 #include "paddle_prof/report.h"
@@ -15,7 +16,9 @@ namespace paddle_prof::internal {
 // The Chrome trace of `c`, written at `path` on a thread of its own from construction
 // on, while the caller builds the report from the same records: both only read them,
 // and a long window's trace is most of the stop's time. Where no thread will start, the
-// trace is written by Wait(). `c` must outlive the wait.
+// trace is written by Wait(). `c` must outlive the wait. A bare pthread, not a
+// std::thread: the thread allocates nothing of its own that it would free outside the
+// profiler's guard (native tracking would count that free as untracked).
 class TraceWriting {
  public:
   TraceWriting(const Collection& c, std::string path);
@@ -28,11 +31,14 @@ class TraceWriting {
   const std::string& Wait();
 
  private:
+  static void* Run(void* self);
+  void Join();
   void Write();
 
   const Collection& c_;
   const std::string path_;
-  std::thread thread_;
+  pthread_t thread_{};
+  bool running_ = false;
   bool written_ = false;
   std::string error_;
 };

@@ -307,6 +307,40 @@ def test_a_window_walks_the_programs_objects_only_after_a_block_went_untracked()
     assert result.stdout.strip() == 'ok'
 
 
+def test_a_walk_that_fails_is_owed_to_the_next_window():
+    script = textwrap.dedent('''
+        import gc, io, torch
+        early = torch.ones(8)                  # before the import: only a walk finds it
+        import paddle_prof, paddle_prof.torch
+        walks = []
+        get_objects = gc.get_objects
+        def failing_once(*args):
+            walks.append(1)
+            if len(walks) == 1:
+                raise KeyboardInterrupt
+            return get_objects(*args)
+        gc.get_objects = failing_once
+        def window():
+            return paddle_prof.torch.profiler('CPU', stream=io.StringIO())
+        try:
+            with window():
+                raise AssertionError('the window opened')
+        except KeyboardInterrupt:
+            pass
+        with window() as prof:
+            del early                          # adopted by the second walk: a known free
+        assert len(walks) == 2
+        cpu = prof.report.places[0]
+        assert cpu.start_bytes - cpu.end_bytes == 8 * 4, (cpu.start_bytes, cpu.end_bytes)
+        assert cpu.untracked_frees == 0
+        print('ok')
+    ''')
+    result = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == 'ok'
+
+
 def test_shape_growth_names_a_convolution_op(tmp_path):
     import os
     preload = os.path.join(os.path.dirname(paddle_prof.__file__), 'libpaddle_prof_preload.so')
