@@ -230,6 +230,14 @@ def test_step_on_optimizer_closes_a_step_per_optimizer_step():
     assert torch.optim.Adam.step is original_step  # put back
 
 
+def run_ok(script: str) -> None:
+    """Runs `script` in a fresh interpreter, which must print 'ok' and exit 0."""
+    result = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == 'ok'
+
+
 def test_tensors_made_before_the_import_are_adopted_and_freed_safely():
     script = textwrap.dedent('''
         import io, torch
@@ -245,10 +253,7 @@ def test_tensors_made_before_the_import_are_adopted_and_freed_safely():
         assert cpu.start_bytes - cpu.end_bytes == 256 * 256 * 4  # two freed, one made
         print('ok')
     ''')
-    result = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
-                            timeout=120)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == 'ok'
+    run_ok(script)
 
 
 def test_between_windows_tensors_go_untracked_and_the_next_window_adopts_them():
@@ -271,10 +276,7 @@ def test_between_windows_tensors_go_untracked_and_the_next_window_adopts_them():
         assert cpu.start_bytes - cpu.end_bytes == 256 * 256 * 4 - 8 * 4
         print('ok')
     ''')
-    result = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
-                            timeout=120)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == 'ok'
+    run_ok(script)
 
 
 def test_a_window_walks_the_programs_objects_only_after_a_block_went_untracked():
@@ -301,10 +303,7 @@ def test_a_window_walks_the_programs_objects_only_after_a_block_went_untracked()
         assert cpu.start_bytes - cpu.end_bytes == 256 * 256 * 4
         print('ok')
     ''')
-    result = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
-                            timeout=120)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == 'ok'
+    run_ok(script)
 
 
 def test_a_walk_that_fails_is_owed_to_the_next_window():
@@ -335,10 +334,7 @@ def test_a_walk_that_fails_is_owed_to_the_next_window():
         assert cpu.untracked_frees == 0
         print('ok')
     ''')
-    result = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
-                            timeout=120)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == 'ok'
+    run_ok(script)
 
 
 def test_shape_growth_names_a_convolution_op(tmp_path):
