@@ -8,6 +8,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "collection.h"
 #include "event_record.h"
@@ -123,6 +126,31 @@ inline bool Kept(const Collection& c, const RecordedCall& call) {
 }
 // Whether the window holds an allocation or free: made before it closed.
 inline bool Kept(const Collection& c, const MemoryEvent& event) { return event.tick <= c.end_tick; }
+
+// The kept calls of every thread whose name `wanted(name)` accepts, as (start, end)
+// ticks, thread after thread. `wanted` is asked once per name pointer (interned or
+// literal), and a run of records with one name is looked up once.
+template <typename Wanted>
+std::vector<std::pair<uint64_t, uint64_t>> KeptCallsNamed(const Collection& c, Wanted wanted) {
+  std::vector<std::pair<uint64_t, uint64_t>> calls;
+  std::unordered_map<const char*, bool> accepted;
+  for (const ThreadSnapshot& thread : c.threads) {
+    const char* last = nullptr;
+    bool last_accepted = false;
+    for (RecordCursor records(thread); records.NextCall();) {
+      const RecordedCall& call = records.call();
+      if (!Kept(c, call)) continue;
+      if (call.name != last) {
+        last = call.name;
+        const auto [it, inserted] = accepted.try_emplace(call.name, false);
+        if (inserted) it->second = wanted(call.name);
+        last_accepted = it->second;
+      }
+      if (last_accepted) calls.emplace_back(call.start, call.end);
+    }
+  }
+  return calls;
+}
 
 }  // namespace paddle_prof::internal
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <string>
-#include <unordered_map>
 
 #include "gpu_correlation.h"
 #include "name_interner.h"
@@ -26,23 +25,8 @@ bool WaitsForCommunication(std::string_view name) {
 std::vector<double> CommunicationMsPerStep(const Collection& c) {
   std::vector<double> ms(c.steps.size(), 0.0);
   if (c.steps.empty()) return ms;
-  std::vector<TickInterval> calls;
-  std::unordered_map<const char*, bool> communication;  // by interned or literal name
-  for (const ThreadSnapshot& thread : c.threads) {
-    const char* last = nullptr;
-    bool last_is = false;  // consecutive records are often the same event
-    for (RecordCursor records(thread); records.NextCall();) {
-      if (!Kept(c, records.call())) continue;
-      const RecordedCall& call = records.call();
-      if (call.name != last) {
-        last = call.name;
-        const auto [it, inserted] = communication.try_emplace(call.name, false);
-        if (inserted) it->second = IsCommunication(NameBytes(call.name));
-        last_is = it->second;
-      }
-      if (last_is) calls.emplace_back(call.start, call.end);
-    }
-  }
+  std::vector<TickInterval> calls = KeptCallsNamed(
+      c, [](const char* name) { return IsCommunication(NameBytes(name)); });
   if (calls.empty()) return ms;
   MergeIntervals(&calls);  // sorted, disjoint
   uint64_t step_start = c.start_tick;

@@ -29,23 +29,8 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
 
 // The kept calls of kStaticRunEvent on every thread, merged.
 std::vector<TickInterval> StaticRuns(const Collection& c) {
-  std::vector<TickInterval> runs;
-  std::unordered_map<const char*, bool> is_run;  // by interned or literal name
-  for (const ThreadSnapshot& thread : c.threads) {
-    const char* last = nullptr;
-    bool last_is_run = false;  // consecutive records are often the same event
-    for (RecordCursor records(thread); records.NextCall();) {
-      const RecordedCall& call = records.call();
-      if (!Kept(c, call)) continue;
-      if (call.name != last) {
-        last = call.name;
-        const auto [it, inserted] = is_run.try_emplace(call.name, false);
-        if (inserted) it->second = NameBytes(call.name) == kStaticRunEvent;
-        last_is_run = it->second;
-      }
-      if (last_is_run) runs.emplace_back(call.start, call.end);
-    }
-  }
+  std::vector<TickInterval> runs = KeptCallsNamed(
+      c, [](const char* name) { return NameBytes(name) == kStaticRunEvent; });
   MergeIntervals(&runs);
   return runs;
 }
