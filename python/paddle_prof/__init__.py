@@ -15,7 +15,10 @@ Example::
 """
 
 from paddle_prof import children as _children  # noqa: F401 (follows child processes)
+import os as _os
+
 from paddle_prof.diff import Diff, diff
+from paddle_prof.listener import listen
 from paddle_prof.memory import empty
 from paddle_prof.merge import load, merge
 from paddle_prof.profiler import (
@@ -40,6 +43,7 @@ __all__ = [
     "STATES",
     "diff",
     "empty",
+    "listen",
     "load",
     "mark_step",
     "merge",
@@ -53,3 +57,13 @@ __all__ = [
     "start_profiler",
     "stop_profiler",
 ]
+
+# A process started with PADDLE_PROF_LISTEN=1 can be profiled from outside (ps, trigger,
+# top) with no change to its code.
+if _os.environ.get("PADDLE_PROF_LISTEN", "0") not in ("", "0"):
+    try:
+        listen()
+    except RuntimeError as _e:  # the program runs on, not listening
+        import warnings as _warnings
+
+        _warnings.warn(str(_e), RuntimeWarning)

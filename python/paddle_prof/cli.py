@@ -3,7 +3,9 @@
 ``python3 -m paddle_prof merge``: the profiles of several processes or ranks as one;
 ``python3 -m paddle_prof html``: a profile (or several, merged) as an HTML page;
 ``python3 -m paddle_prof diff``: two profiles compared (exit 1 on a regression when asked,
-2 when they cannot be read)."""
+2 when they cannot be read);
+``python3 -m paddle_prof ps``, ``trigger``, ``top``: listening processes, profiled on
+demand (on_demand.py, top_view.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ import traceback
 import types
 from typing import Any, Dict, List, Optional, Tuple
 
-from paddle_prof import _core, children, paddle_on_import, run_supervisor, torch_on_import
+from paddle_prof import (_core, children, listener, on_demand, paddle_on_import,
+                         run_supervisor, torch_on_import)
 from paddle_prof.atomic_write import write_atomically
 from paddle_prof.diff import MEMORY_THRESHOLD, TIME_THRESHOLD, diff, threshold
 from paddle_prof.merge import SUMMARY_SUFFIX, load, merge, summary_path
@@ -71,6 +74,10 @@ def _parser() -> argparse.ArgumentParser:
                      help="keep the Python stack of each top-level call: rows name their "
                           "sources, the memory at the peak the line that allocated it, and "
                           "under --native its blocks get native frames")
+    run.add_argument("--listen", action="store_true",
+                     help="run the program with no window of its own, listening: 'trigger' "
+                          "and 'top' profile it while it runs (the options above that shape "
+                          "run's own window do not apply)")
     run.add_argument("--no-torch", action="store_true",
                      help="do not install the PyTorch integration (ATen ops as events, tensor "
                           "memory) when the script imports torch")
@@ -125,7 +132,52 @@ def _parser() -> argparse.ArgumentParser:
                                 "place's peak grew")
     comparing.add_argument("-o", "--output", default=None, metavar="OUT.html",
                            help="also write a self-contained HTML page of the diff")
+    commands.add_parser(
+        "ps", help="list this user's processes that listen for profiling requests",
+        description="Lists this user's listening processes on this host (paddle_prof."
+                    "listen(), PADDLE_PROF_LISTEN=1, run --listen): pid, host, rank and "
+                    "world size, job, steps so far, the window open, the command line.")
+    asking = commands.add_parser(
+        "trigger", help="profile listening processes for a number of steps",
+        description="Each chosen process opens a window at its next step boundary "
+                    "(mark_step, prof.step, or an optimizer's step), records STEPS steps "
+                    "and writes its profile to OUT/rank<r> (or OUT/<host>-<pid>); the "
+                    "profiles are merged into OUT/merged, and the merged table's header "
+                    "printed. Exit 1 when a process did not answer or write (named), 2 "
+                    "when none listens.")
+    chosen = asking.add_mutually_exclusive_group(required=True)
+    chosen.add_argument("--pid", type=int, nargs="+", metavar="PID", help="these processes")
+    chosen.add_argument("--job", metavar="JOB",
+                        help="every rank of this job, on every host (through the job's "
+                             "torch.distributed store)")
+    chosen.add_argument("--all", action="store_true", help="every listening process")
+    asking.add_argument("--steps", type=_positive_int, default=5, help="steps to record "
+                                                                      "(default 5)")
+    asking.add_argument("--record-shapes", action="store_true",
+                        help="rows per input shapes")
+    asking.add_argument("--modules", action="store_true",
+                        help="module and layer events (nn.Module, nn.Layer)")
+    asking.add_argument("--native", action="store_true",
+                        help="also track every malloc of the processes (place 'native')")
+    asking.add_argument("--out", default=None, metavar="DIR",
+                        help="where the profiles go (default ./paddle_prof-trigger-<time>)")
+    asking.add_argument("--wait", type=_positive_float, default=300, metavar="SECONDS",
+                        help="how long to wait for the profiles (default 300)")
     return parser
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1; got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not 0 < value <= 86400:
+        raise argparse.ArgumentTypeError(f"must be more than 0 and at most 86400; got {text}")
+    return value
 
 
 def _overwritten_input(option: str, given: str, written: List[str], inputs: List[str]
@@ -360,6 +412,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         return _html(options)
     if options.command == "diff":
         return _diff(options)
+    if options.command == "ps":
+        return on_demand.ps()
+    if options.command == "trigger":
+        return on_demand.trigger(options.pid, options.job, options.steps, options.out,
+                                 options.wait, options.record_shapes, options.modules,
+                                 options.native)
     problem = _set_program(options, program)
     if problem is not None:
         print(f"paddle_prof run: {problem}", file=sys.stderr)
@@ -381,7 +439,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                   file=sys.stderr)
             return 1
     capture_dir = os.environ.pop(run_supervisor.CAPTURE_ENV, None)
-    if capture_dir is None:
+    if capture_dir is None and not options.listen:
         return _supervise(argv, options)
     if options.module is None:
         sys.path.insert(0, os.path.dirname(os.path.abspath(options.script)))
@@ -400,6 +458,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         sys.argv[0] = spec.origin
         attributes = dict(__file__=spec.origin, __cached__=spec.cached, __loader__=spec.loader,
                           __package__=spec.parent, __spec__=spec)
+    if options.listen:  # no window until one is asked for
+        try:
+            listener.listen()
+        except RuntimeError as e:
+            print(f"paddle_prof run: {e}", file=sys.stderr)
+            return 2
+        _run_as_main(code, attributes)
+        return 0
     if options.native:
         children.native_library = _preload_library()  # followed spawned children track too
 

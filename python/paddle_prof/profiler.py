@@ -14,7 +14,9 @@ from typing import Any, Callable, List, Optional, Sequence, TextIO
 
 from paddle_prof import _core
 from paddle_prof import distributed as _distributed
+from paddle_prof import listener as _listener
 from paddle_prof import schedule as _schedule
+from paddle_prof import step_boundaries as _step_boundaries
 from paddle_prof.paths import PathArg, check_path
 from paddle_prof.report import ROW_LIMIT, Report, _row_limit
 
@@ -154,6 +156,7 @@ def start_profiler(state: str = "CPU", *, follow_children: bool = True) -> None:
         report = paddle_prof.stop_profiler('total')
     """
     _check_state(state)
+    _listener.program_opens_window()  # a window asked for from outside ends first
     if _core.is_enabled() and not _core.implicit_profiler_running():
         if window_opened_by:
             raise RuntimeError(f"a profiler is already running: {window_opened_by}")
@@ -295,6 +298,7 @@ def mark_step(num_samples: Optional[int] = None) -> None:
     """Marks the end of a training step (iteration); the report keeps one entry per step.
     ``num_samples``, the step's batch size, gives the report's throughput (samples/s)."""
     _core.mark_step(_check_samples(num_samples))
+    _step_boundaries.marked()  # a window asked for from outside opens or ends at steps
 
 
 class profiler:  # noqa: N801 (the API's name, as in Paddle)
