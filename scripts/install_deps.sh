@@ -14,6 +14,7 @@ packages=(cmake g++ make pkg-config
           clang libclang-rt-14-dev  # libFuzzer and the sanitizers of scripts/fuzz.sh
           chromium  # the HTML report's tests render it headless
           iproute2 util-linux  # network hosts made on this machine for the many-hosts tests
+          tmux  # the live view's tests run it in a terminal
           locales)  # localedef: a program whose locale writes decimals with a comma
 missing=()
 for p in "${packages[@]}"; do

@@ -163,6 +163,13 @@ def _parser() -> argparse.ArgumentParser:
                         help="where the profiles go (default ./paddle_prof-trigger-<time>)")
     asking.add_argument("--wait", type=_positive_float, default=300, metavar="SECONDS",
                         help="how long to wait for the profiles (default 300)")
+    viewing = commands.add_parser(
+        "top", help="a live view of a listening process",
+        description="Redraws each second, until q or Ctrl-C: step time, ips, live and peak "
+                    "bytes per place with their kinds, and the ops of the last steps by self "
+                    "time and by peak memory. The process keeps a flight-recorder window "
+                    "open while the view runs (or shows its own window, if it has one open).")
+    viewing.add_argument("pid", type=int, metavar="PID")
     return parser
 
 
@@ -414,6 +421,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         return _diff(options)
     if options.command == "ps":
         return on_demand.ps()
+    if options.command == "top":
+        from paddle_prof.top_view import top  # curses, for this command only
+
+        return top(options.pid)
     if options.command == "trigger":
         return on_demand.trigger(options.pid, options.job, options.steps, options.out,
                                  options.wait, options.record_shapes, options.modules,

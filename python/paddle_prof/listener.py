@@ -318,6 +318,7 @@ class _Listener:
         with self.lock:
             if self.window is None and not _core.is_enabled():
                 window = _Window("top")
+                window.by_optimizer = step_boundaries.marks == 0  # its steps, if it marks none
                 window.profiler = _window_profiler(
                     {"modules": True}, keep_last_steps=FLIGHT_RECORDER_STEPS,
                     stream=io.StringIO())
@@ -372,13 +373,11 @@ def view_of(summary: Dict[str, Any]) -> Dict[str, Any]:
     """top's figures from a summary: step times, throughput, each place's live and peak
     bytes with their kinds, and the ops of the window by self time and by peak memory."""
     walls = [s["wall_ms"] for s in summary.get("steps", []) if s.get("wall_ms") is not None]
-    samples = [s.get("samples") for s in summary.get("steps", [])]
-    throughput = None
-    if walls and all(samples) and samples:
-        throughput = sum(samples) / (sum(walls) / 1000.0)
     places = [{"place": p["place"], "live_bytes": p.get("end_bytes", 0),
                "peak_bytes": p.get("peak_bytes", 0),
-               "kinds": p.get("kinds_at_peak") or p.get("categories") or {}}
+               "kinds_live": {k: v for k, v in (p.get("categories_end") or {}).items() if v},
+               "kinds_at_peak": {k: v for k, v in (p.get("categories_at_peak") or {}).items()
+                                 if v}}
               for p in summary.get("places", [])]
     events = summary.get("events", [])
 
@@ -389,10 +388,10 @@ def view_of(summary: Dict[str, Any]) -> Dict[str, Any]:
     by_time = sorted(events, key=lambda e: -e.get("self_ms", 0))[:TOP_OPS]
     by_memory = sorted((e for e in events if peak(e) > 0), key=peak, reverse=True)[:TOP_OPS]
     return {
+        "steps": len(walls),
         "step_ms_last": walls[-1] if walls else None,
         "step_ms_median": statistics.median(walls) if walls else None,
-        "steps_per_s": 1000.0 / statistics.median(walls) if walls else None,
-        "samples_per_s": throughput,
+        "samples_per_s": (summary.get("throughput") or {}).get("samples_per_s"),
         "places": places,
         "by_self_time": [{"name": e["name"], "calls": e["calls"], "self_ms": e["self_ms"]}
                          for e in by_time],

@@ -17,6 +17,7 @@ import pytest
 
 import paddle_prof
 from paddle_prof import listen_protocol
+from paddle_prof.listener import FLIGHT_RECORDER_STEPS as TOP_STEPS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -332,3 +333,79 @@ def test_trigger_names_what_it_cannot_reach(sockets, tmp_path):
     assert "no process of this user listens as pid 999999999" in done.stderr
     done = cli("trigger", "--all", "--steps", "0")
     assert done.returncode == 2 and "must be at least 1" in done.stderr
+
+
+class Terminal:
+    """A tmux session of its own running `command`, 120 columns by 40 rows."""
+
+    def __init__(self, command):
+        self.name = f"pp{os.getpid()}x{id(self) % 10000}"
+        subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-x", "120", "-y", "40",
+                        command], check=True, timeout=30)
+
+    def screen(self):
+        return subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name],
+                              capture_output=True, text=True, timeout=30).stdout
+
+    def wait_for(self, *texts, timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if all(t in screen for t in texts):
+                return screen
+            time.sleep(0.2)
+        pytest.fail(f"the terminal never showed {texts}: {screen}")
+
+    def keys(self, *keys):
+        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True, timeout=30)
+
+    def pid(self):
+        return int(subprocess.run(["tmux", "display-message", "-p", "-t", self.name,
+                                   "#{pane_pid}"], capture_output=True, text=True,
+                                  timeout=30).stdout)
+
+    def close(self):
+        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True,
+                       timeout=30)
+
+
+@pytest.fixture
+def terminals():
+    made = []
+
+    def make(command):
+        made.append(Terminal(command))
+        return made[-1]
+
+    yield make
+    for t in made:
+        t.close()
+
+
+@pytest.mark.torch
+def test_top_shows_the_last_steps_live_and_its_window_closes_with_it(
+        sockets, started, terminals):
+    proc = started(TORCH_LOOP, 6000, run_listen=True)
+    command = (f"env PADDLE_PROF_LISTEN_DIR={sockets} PYTHONPATH={os.environ['PYTHONPATH']} "
+               f"{sys.executable} -m paddle_prof top {proc.pid}; sleep 30")
+    view = terminals(command)
+    screen = view.wait_for("TOP OPS BY SELF TIME", "aten::addmm", "TOP OPS BY PEAK MEMORY",
+                           f"{TOP_STEPS} steps kept")
+    assert f"paddle_prof top: pid {proc.pid} on {socket.gethostname()}" in screen
+    cpu = [line for line in screen.splitlines() if line.startswith("CPU ")]
+    assert cpu and "parameter" in cpu[0] and "gradient" in cpu[0], screen
+    # Redrawn each second: the step count goes on.
+    def steps_so_far(text):
+        return int(text.split("steps so far ")[1].split()[0])
+    time.sleep(1.5)
+    assert steps_so_far(view.screen()) > steps_so_far(screen)
+    wait_for_window(proc.pid, "top (open)")
+    view.keys("q")
+    wait_for_window(proc.pid, "none")
+    # A view killed with SIGKILL closes its window too.
+    killed = terminals(command.replace("; sleep 30", ""))
+    killed.wait_for("TOP OPS BY SELF TIME")
+    wait_for_window(proc.pid, "top (open)")
+    os.kill(killed.pid(), signal.SIGKILL)
+    wait_for_window(proc.pid, "none")
+    proc.kill()
