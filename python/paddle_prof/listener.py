@@ -29,6 +29,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from paddle_prof import _core
 from paddle_prof import distributed as _distributed
+from paddle_prof import job_requests
 from paddle_prof import listen_protocol as protocol
 from paddle_prof import step_boundaries
 from paddle_prof.report import Report
@@ -184,22 +185,70 @@ class _Listener:
     # --- trigger ---------------------------------------------------------------------
 
     def _trigger(self, connection: socket.socket, request: Dict[str, Any]) -> None:
+        if request["job"]:
+            self._trigger_job(connection, request)
+            return
         window = self.ask(request)
         if isinstance(window, str):
             _send(connection, {"ok": False, "busy": True, "error": window})
             return
         _send(connection, {"ok": True, "accepted": True, "pid": self.pid, "host": self.host,
                            "path": window.path, "capture": window.capture})
-        if not window.finished.wait(request["wait"]):
+        _send(connection, self._result_of(window, request["wait"]))
+
+    def _result_of(self, window: _Window, wait: float) -> Dict[str, Any]:
+        """What the window asked for came to, waiting `wait` seconds at most."""
+        if not window.finished.wait(wait):
             with self.lock:
                 if window.state == "pending":  # no step came: nothing opens for no one
                     self._end(window, {"ok": False, "error": f"no step boundary came within "
-                                                            f"{request['wait']:g} s"})
+                                                            f"{wait:g} s"})
         if window.finished.wait(0):
-            _send(connection, window.result)
+            return dict(window.result, capture=window.capture)
+        return {"ok": False, "error": f"still recording after {wait:g} s",
+                "capture": window.capture}
+
+    def _run_for_job(self, request: Dict[str, Any]) -> Dict[str, Any]:
+        window = self.ask(request)
+        if isinstance(window, str):
+            return {"ok": False, "busy": True, "error": window}
+        return self._result_of(window, request["wait"])
+
+    def _trigger_job(self, connection: socket.socket, request: Dict[str, Any]) -> None:
+        try:
+            store = job_requests.job_store()
+        except Exception as e:
+            store, why = None, f": {e}"
         else:
-            _send(connection, {"ok": False, "error": f"still recording after "
-                                                     f"{request['wait']:g} s"})
+            why = ""
+        if store is None:
+            _send(connection, {"ok": False, "error": f"not a rank of a torch.distributed job "
+                                                     f"reachable through its store{why}"})
+            return
+        _, world_size = _rank()
+        _send(connection, {"ok": True, "accepted": True, "job": True,
+                           "world_size": world_size})
+        _send(connection, {"ok": True, "done": True,
+                           "results": job_requests.ask_job(store, world_size, request)})
+
+    def join_job(self, optimizer: bool) -> None:
+        """At a step boundary, until torch.distributed is initialised: then a watcher
+        thread waits in the job's store for requests to every rank."""
+        dist = _distributed._initialised()
+        if dist is None:
+            return
+        step_boundaries.waiting.remove(self.join_job)
+        if dist.get_world_size() > 1:
+            threading.Thread(target=self._watch_job, args=(dist.get_rank(),),
+                             name="paddle_prof job requests", daemon=True).start()
+
+    def _watch_job(self, rank: int) -> None:
+        try:
+            store = job_requests.job_store()
+        except Exception:  # a store other than TCPStore: the job's ranks are reached one by one
+            return
+        if store is not None:
+            job_requests.watch(store, rank, self._run_for_job)
 
     def ask(self, request: Dict[str, Any]) -> Any:
         """A trigger's window, waiting for the next step boundary; or why there is none
@@ -452,6 +501,7 @@ def listen(job: Optional[str] = None) -> str:
     if _listener is None:
         _listener = _Listener(job)
         step_boundaries.watch_optimizers()
+        step_boundaries.waiting.append(_listener.join_job)
     elif job is not None:
         _listener.job = job
     return _listener.path

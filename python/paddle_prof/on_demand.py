@@ -142,7 +142,10 @@ def trigger(pids: Optional[List[int]], job: Optional[str], steps: int, out: Opti
         return 2
     out = os.path.abspath(out or default_out())
     request = {"request": "trigger", "steps": steps, "out": out, "wait": wait,
-               "record_shapes": record_shapes, "modules": modules, "native": native}
+               "record_shapes": record_shapes, "modules": modules, "native": native,
+               "job": job is not None}
+    if job is not None:  # one rank passes it on to all, on every host: rank 0 if it is here
+        chosen = sorted(chosen, key=lambda s: (s.get("rank") is None, s.get("rank")))[:1]
     started = time.monotonic()
     waiting: Dict[socket.socket, Tuple[Peer, Dict[str, Any], Dict[str, Any]]] = {}
     failed = bool(missing)
@@ -183,12 +186,15 @@ def trigger(pids: Optional[List[int]], job: Optional[str], steps: int, out: Opti
                         f"{accepted.get('capture')})")}
                 finally:
                     peer.close()
-                if result.get("ok") and result.get("summary"):
-                    written.append(result["summary"])
-                else:
+                for one, label in _results(result, status):
+                    if one.get("ok") and one.get("summary"):
+                        written.append(one["summary"])
+                        continue
                     failed = True
-                    print(f"paddle_prof trigger: {_label(status)}: {result.get('error')}",
-                          file=sys.stderr)
+                    error = one.get("error")
+                    if not one.get("busy") and one.get("capture"):
+                        error += f"; what it recorded is in {one['capture']}"
+                    print(f"paddle_prof trigger: {label}: {error}", file=sys.stderr)
     for peer, status, _ in waiting.values():
         failed = True
         peer.close()
@@ -213,6 +219,14 @@ def trigger(pids: Optional[List[int]], job: Optional[str], steps: int, out: Opti
           ", ".join(os.path.basename(p)[:-len(SUMMARY_SUFFIX)] for p in sorted(written)))
     print(f"merged: {merged_path} (trace), {merged_path}{SUMMARY_SUFFIX}, {merged_path}.html")
     return 1 if failed else 0
+
+
+def _results(result: Dict[str, Any], status: Dict[str, Any]) -> List[Tuple[Dict[str, Any], str]]:
+    """Each process's result with its label: the one asked, or each rank of its job."""
+    if "results" not in result:
+        return [(result, _label(status))]
+    return [(r, f"rank {r.get('rank')}" + (f" ({r['host']} pid {r['pid']})" if "pid" in r else ""))
+            for r in result["results"]]
 
 
 def header(table: str) -> str:

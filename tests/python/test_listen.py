@@ -409,3 +409,124 @@ def test_top_shows_the_last_steps_live_and_its_window_closes_with_it(
     os.kill(killed.pid(), signal.SIGKILL)
     wait_for_window(proc.pid, "none")
     proc.kill()
+
+
+JOB = os.path.join(HERE, "listen_job.py")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Job:
+    """The two ranks of listen_job.py, each started by `command(rank, argv)`."""
+
+    def __init__(self, tmp_path, command, master, env):
+        self.stop = tmp_path / "stop"
+        port = str(free_port())
+        self.ranks = [subprocess.Popen(command(rank, [sys.executable, JOB, str(rank), master,
+                                                       port, str(self.stop)]),
+                                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                       text=True) for rank in (0, 1)]
+        for proc in self.ranks:
+            line = proc.stdout.readline()
+            assert line.startswith("ready"), line + proc.stderr.read()
+
+    def finish(self):
+        self.stop.write_text("")
+        for proc in self.ranks:
+            try:  # bounded: a rank that hangs fails the test instead of blocking the suite
+                _, err = proc.communicate(timeout=120)
+            except subprocess.TimeoutExpired:
+                self.kill()
+                pytest.fail("a rank of the job hung for 120 s")
+            assert proc.returncode == 0, err[-3000:]
+
+    def kill(self):
+        for proc in self.ranks:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+
+
+def trigger_job(tmp_path, job, prefix=()):
+    out = tmp_path / "out"
+    started = time.monotonic()
+    done = subprocess.run([*prefix, sys.executable, "-m", "paddle_prof", "trigger", "--job", job,
+                           "--steps", "5", "--out", str(out)], capture_output=True, text=True,
+                          timeout=180)
+    seconds = time.monotonic() - started
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Merged from 2 profiles" in done.stdout and "Steps: 5" in done.stdout, done.stdout
+    print(f"trigger --job, 2 ranks x 5 steps: {seconds:.2f} s to the merged report")
+    for rank in (0, 1):
+        s = summary(out / f"rank{rank}.summary.json")
+        assert s["process"]["rank"] == rank
+        assert len(s["steps"]) == 5
+        assert [e["calls"] for e in s["events"] if e["name"] == "slow_op"] == [5]
+        assert os.path.getsize(out / f"rank{rank}") > 0  # the trace
+    merged = summary(out / "merged.summary.json")
+    assert [m["label"] for m in merged["merged_from"]] == ["rank 0", "rank 1"]
+    return out
+
+
+@pytest.mark.torch
+def test_trigger_by_job_reaches_every_rank_through_the_jobs_store(sockets, tmp_path):
+    env = dict(os.environ, PADDLE_PROF_LISTEN="1", TORCHELASTIC_RUN_ID="job-42")
+    for name in ("RANK", "WORLD_SIZE"):
+        env.pop(name, None)
+    job = Job(tmp_path, lambda rank, argv: argv, "127.0.0.1", env)
+    try:
+        listed = cli("ps").stdout
+        assert sorted(line.split()[2] for line in listed.splitlines()[1:]) == ["0/2", "1/2"]
+        assert all(line.split()[3] == "job-42" for line in listed.splitlines()[1:]), listed
+        trigger_job(tmp_path, "job-42")
+        job.finish()
+    finally:
+        job.kill()
+
+
+@pytest.mark.torch
+def test_trigger_by_job_reaches_a_rank_on_another_network_host(sockets, tmp_path):
+    """Rank 0 on host node1, rank 1 on node2 (test_many_hosts.py's hosts), rank 1 with a
+    /tmp of its own as another machine has: its files reach the trigger's directory only
+    through the job's store. The trigger runs on node1."""
+    from test_many_hosts import Hosts, can_make_namespaces
+
+    why = can_make_namespaces()
+    if why:
+        pytest.skip(f"two network hosts cannot be made here: {why}")
+    hosts = Hosts()
+    try:
+        hosts.make()
+    except RuntimeError as e:
+        hosts.remove()
+        pytest.skip(f"two network hosts cannot be made here: {e}")
+    private = tmp_path / "out"  # rank 1 sees an empty directory of its own here
+    private.mkdir()
+
+    def command(rank, argv):
+        if rank == 0:
+            return hosts.command(0, "node1", *argv)
+        mounted = ["unshare", "--mount", "sh", "-c",
+                   f'mount -t tmpfs none {private} && exec "$@"', "sh", *argv]
+        return hosts.command(1, "node2", *mounted)
+
+    env = dict(os.environ, PADDLE_PROF_LISTEN="1", TORCHELASTIC_RUN_ID="job-hosts")
+    for name in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
+        env.pop(name, None)
+    job = None
+    try:
+        job_env = dict(env)
+        job = Job(tmp_path, lambda rank, argv: ["env", f"GLOO_SOCKET_IFNAME={hosts.names[rank]}",
+                                               *command(rank, argv)],
+                  hosts.addresses[0], job_env)
+        out = trigger_job(tmp_path, "job-hosts", prefix=["ip", "netns", "exec", hosts.names[0]])
+        assert summary(out / "rank1.summary.json")["process"]["host"] == "node2"
+        job.finish()
+    finally:
+        if job is not None:
+            job.kill()
+        hosts.remove()

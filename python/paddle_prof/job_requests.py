@@ -1,0 +1,126 @@
+"""``trigger --job``: a request passed to every rank of a torch.distributed job through
+the job's own store, so that no daemon runs on any host.
+
+The rank ``trigger`` reaches adds the request under ``paddle_prof/on_demand/<n>``; each
+listening rank's watcher thread looks for that key once a second, in a store client of
+its own, and opens its window as a local trigger would. (A thread blocked in the store's
+wait instead would be in torch's C++ code as the process exits, which aborts it.) Each rank
+then sets ``<n>/rank<r>`` to its result with its summary and trace, and the rank that
+was asked writes the files of ranks on other hosts beside its own and answers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from datetime import timedelta
+from typing import Any, Callable, Dict, List, Optional
+
+from paddle_prof import distributed as _distributed
+from paddle_prof import listen_protocol as protocol
+
+COUNT = "paddle_prof/on_demand/count"
+POLL_S = 1.0
+
+
+def _key(n: int, rank: Optional[int] = None) -> str:
+    return f"paddle_prof/on_demand/{n}" + ("" if rank is None else f"/rank{rank}")
+
+
+def _publish(store: Any, key: str, value: str) -> None:
+    store.set(key, value)
+    store.add(key + "/set", 1)  # what _published() reads: torch 1.13's store has no check()
+
+
+def _published(store: Any, key: str) -> bool:
+    """Whether `key` was published, without waiting (adding 0 to a counter never blocks)."""
+    return int(store.add(key + "/set", 0)) > 0
+
+
+def job_store() -> Any:
+    """A client of its own to the job's TCPStore (its socket, so that waiting in it never
+    holds up the program's own use of the store); None outside a torch.distributed job.
+    RuntimeError for a job whose store is not a TCPStore."""
+    dist = _distributed._initialised()
+    if dist is None:
+        return None
+    store = dist.distributed_c10d._get_default_store()
+    while hasattr(store, "underlying_store"):
+        store = store.underlying_store
+    try:
+        host, port = store.host, store.port
+    except AttributeError:
+        raise RuntimeError(f"the job's store is a {type(store).__name__}, not a TCPStore") from None
+    return dist.TCPStore(host, port, None, False, timedelta(seconds=30))
+
+
+def watch(store: Any, rank: int, run: Callable[[Dict[str, Any]], Dict[str, Any]]) -> None:
+    """A rank's watcher: runs each request of the job as it comes (`run` returns the
+    result), until the job's store goes away."""
+    n = int(store.add(COUNT, 0))
+    while True:
+        n += 1
+        while True:
+            try:
+                if _published(store, _key(n)):
+                    break
+            except Exception:  # the job's store is gone: the job ended
+                return
+            time.sleep(POLL_S)
+        try:
+            request = protocol.parse_request(bytes(store.get(_key(n))))
+        except (protocol.RequestError, Exception):
+            continue
+        result = run(request)
+        payload: Dict[str, Any] = {"result": result}
+        if result.get("ok") and result.get("summary"):
+            for name, path in (("summary", result["summary"]), ("trace", result.get("path"))):
+                try:
+                    with open(path, encoding="utf-8") as f:
+                        payload[name] = f.read()
+                except (OSError, TypeError, ValueError):
+                    pass
+        try:
+            _publish(store, _key(n, rank), json.dumps(payload))
+        except Exception:
+            return
+
+
+def ask_job(store: Any, world_size: int, request: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """Passes `request` to every rank and gathers their results, writing here the files of
+    ranks whose own are not here (another host)."""
+    n = int(store.add(COUNT, 1))
+    _publish(store, _key(n), json.dumps(dict(request, job=False)))
+    deadline = time.monotonic() + request["wait"]
+    results = []
+    for rank in range(world_size):
+        try:
+            while not _published(store, _key(n, rank)):
+                if time.monotonic() > deadline:
+                    raise TimeoutError
+                time.sleep(0.05)
+            payload = json.loads(bytes(store.get(_key(n, rank))))
+            result = payload["result"]
+        except Exception:
+            results.append({"ok": False, "rank": rank,
+                            "error": f"did not answer within {request['wait']:g} s"})
+            continue
+        result["rank"] = rank
+        if result.get("ok") and result.get("summary"):
+            _write_missing(result, payload)
+        results.append(result)
+    return results
+
+
+def _write_missing(result: Dict[str, Any], payload: Dict[str, Any]) -> None:
+    for name, path in (("summary", result["summary"]), ("trace", result.get("path"))):
+        if path and name in payload and not os.path.exists(path):
+            try:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(payload[name])
+            except OSError as e:
+                result["ok"] = False
+                result["error"] = f"its {name} could not be written to {path}: {e.strerror}"
+                return
