@@ -493,17 +493,9 @@ def test_trigger_by_job_reaches_a_rank_on_another_network_host(sockets, tmp_path
     """Rank 0 on host node1, rank 1 on node2 (test_many_hosts.py's hosts), rank 1 with a
     /tmp of its own as another machine has: its files reach the trigger's directory only
     through the job's store. The trigger runs on node1."""
-    from test_many_hosts import Hosts, can_make_namespaces
+    from test_many_hosts import made_hosts
 
-    why = can_make_namespaces()
-    if why:
-        pytest.skip(f"two network hosts cannot be made here: {why}")
-    hosts = Hosts()
-    try:
-        hosts.make()
-    except RuntimeError as e:
-        hosts.remove()
-        pytest.skip(f"two network hosts cannot be made here: {e}")
+    hosts = made_hosts()
     private = tmp_path / "out"  # rank 1 sees an empty directory of its own here
     private.mkdir()
 
@@ -519,10 +511,9 @@ def test_trigger_by_job_reaches_a_rank_on_another_network_host(sockets, tmp_path
         env.pop(name, None)
     job = None
     try:
-        job_env = dict(env)
         job = Job(tmp_path, lambda rank, argv: ["env", f"GLOO_SOCKET_IFNAME={hosts.names[rank]}",
                                                *command(rank, argv)],
-                  hosts.addresses[0], job_env)
+                  hosts.addresses[0], env)
         out = trigger_job(tmp_path, "job-hosts", prefix=["ip", "netns", "exec", hosts.names[0]])
         assert summary(out / "rank1.summary.json")["process"]["host"] == "node2"
         job.finish()

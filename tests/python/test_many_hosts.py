@@ -72,8 +72,8 @@ class Hosts:
             raise RuntimeError(f"ip {' '.join(args)}: {done.stderr.strip()}")
 
 
-@pytest.fixture(scope="module")
-def two_hosts(tmp_path_factory):
+def made_hosts():
+    """Two network hosts made (the caller removes them), or the test skipped, saying why."""
     why = can_make_namespaces()
     if why:
         pytest.skip(f"two network hosts cannot be made here: {why}")
@@ -83,6 +83,12 @@ def two_hosts(tmp_path_factory):
     except RuntimeError as e:
         hosts.remove()
         pytest.skip(f"two network hosts cannot be made here: {e}")
+    return hosts
+
+
+@pytest.fixture(scope="module")
+def two_hosts(tmp_path_factory):
+    hosts = made_hosts()
     out_dir = tmp_path_factory.mktemp("hosts")
     env = os.environ.copy()
     for name in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
