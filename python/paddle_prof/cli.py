@@ -21,13 +21,12 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from paddle_prof import (_core, children, listener, on_demand, paddle_on_import,
                          run_supervisor, torch_on_import)
-from paddle_prof.atomic_write import write_atomically
 from paddle_prof.diff import MEMORY_THRESHOLD, TIME_THRESHOLD, diff, threshold
 from paddle_prof.merge import SUMMARY_SUFFIX, load, merge, summary_path
 from paddle_prof.profiler import (SORTED_KEYS, STATES, _set_capture_dir, end_implicit_window,
                                   recover, stop_profiler)
 from paddle_prof.report import Report
-from paddle_prof.trace_merge import merge_traces
+from paddle_prof.trace_merge import write_merged
 
 
 class _Parser(argparse.ArgumentParser):
@@ -258,18 +257,12 @@ def _merge(options: argparse.Namespace) -> int:
         print(f"paddle_prof merge: {e}", file=sys.stderr)
         return 1
     if options.profile_path is not None:
-        native = merged._native
         try:
-            for warning in merge_traces(merged, options.profile_path):
-                native.add_warning(warning)
-            native.summary_path = options.profile_path + SUMMARY_SUFFIX
-            write_atomically(native.summary_path, native.to_json())
-            write_atomically(options.profile_path + ".html", native.to_html())
+            merged = write_merged(merged, options.profile_path)
         except OSError as e:  # e.filename may be a temporary beside the file
             print(f"paddle_prof merge: cannot write {options.profile_path}: {e.strerror}",
                   file=sys.stderr)
             return 1
-        merged = Report(native)
     _print_table(merged)
     return 0
 

@@ -70,7 +70,7 @@ def watch(store: Any, rank: int, run: Callable[[Dict[str, Any]], Dict[str, Any]]
             time.sleep(POLL_S)
         try:
             request = protocol.parse_request(bytes(store.get(_key(n))))
-        except (protocol.RequestError, Exception):
+        except Exception:  # not a request (RequestError), or the store failed: skipped
             continue
         result = run(request)
         payload: Dict[str, Any] = {"result": result}

@@ -88,6 +88,7 @@ class _Window:
     def __init__(self, kind: str, steps: int = 0) -> None:
         self.kind = kind            # 'trigger' or 'top'
         self.steps = steps          # a trigger's: how many to record
+        self.request: Dict[str, Any] = {}  # a trigger's: what was asked
         self.state = "pending"      # pending, open, done
         self.counted = 0
         self.by_optimizer = False   # steps are optimizer steps (the program marks none)

@@ -11,9 +11,8 @@ import time
 from typing import Any, Dict, List, Optional, Tuple
 
 from paddle_prof import listen_protocol as protocol
-from paddle_prof.atomic_write import write_atomically
 from paddle_prof.merge import SUMMARY_SUFFIX, merge
-from paddle_prof.trace_merge import merge_traces
+from paddle_prof.trace_merge import write_merged
 
 _ASK_S = 5  # for a listener's first reply
 
@@ -204,13 +203,7 @@ def trigger(pids: Optional[List[int]], job: Optional[str], steps: int, out: Opti
         return 1
     merged_path = os.path.join(out, "merged")
     try:
-        report = merge(written)
-        native = report._native
-        for warning in merge_traces(report, merged_path):
-            native.add_warning(warning)
-        native.summary_path = merged_path + SUMMARY_SUFFIX
-        write_atomically(native.summary_path, native.to_json())
-        write_atomically(merged_path + ".html", native.to_html())
+        report = write_merged(merge(written), merged_path)
     except (OSError, ValueError, RuntimeError) as e:
         print(f"paddle_prof trigger: the profiles could not be merged: {e}", file=sys.stderr)
         return 1

@@ -9,19 +9,14 @@ import curses
 import sys
 from typing import Any, Dict, List, Optional
 
+from paddle_prof.diff import format_bytes
 from paddle_prof.on_demand import Peer, listeners
 
 _REDRAW_S = 1
 
 
-def _bytes(n: Optional[float]) -> str:
-    if n is None:
-        return "-"
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.2f} {unit}"
-        n /= 1024
-    return f"{n:,.2f} TiB"
+def _bytes(n: Optional[int]) -> str:
+    return "-" if n is None else format_bytes(n)
 
 
 def _ms(value: Optional[float]) -> str:

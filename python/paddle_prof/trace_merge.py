@@ -130,3 +130,17 @@ def merge_traces(merged: Report, out_path: str) -> List[str]:
                     "traceEvents": events}
     write_atomically(out_path, json.dumps(merged_trace, separators=(",", ":")))
     return warnings
+
+
+def write_merged(merged: Report, out_path: str) -> Report:
+    """Writes the files of a merge at ``out_path``: the merged trace there (its warnings
+    added to the report), the summary at ``out_path + '.summary.json'`` and the HTML page
+    at ``out_path + '.html'``; returns the report as written. OSError when a file cannot
+    be written."""
+    native = merged._native
+    for warning in merge_traces(merged, out_path):
+        native.add_warning(warning)
+    native.summary_path = out_path + SUMMARY_SUFFIX
+    write_atomically(native.summary_path, native.to_json())
+    write_atomically(out_path + ".html", native.to_html())
+    return Report(native)
