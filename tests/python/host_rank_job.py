@@ -20,14 +20,18 @@ STEPS = 3
 EXTRA_BYTES = 100 << 20
 
 
-def main():
-    rank, out_dir, master, port = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+def data_parallel(rank, master, port):
+    """Joins the two-rank gloo job at master:port: its model, optimizer and batch."""
     os.environ.update(MASTER_ADDR=master, MASTER_PORT=port)
     dist.init_process_group("gloo", rank=rank, world_size=2)
     torch.manual_seed(0)
     model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(16, 4))
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    data = torch.randn(8, 16)
+    return model, torch.optim.SGD(model.parameters(), lr=0.1), torch.randn(8, 16)
+
+
+def main():
+    rank, out_dir, master, port = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+    model, optimizer, data = data_parallel(rank, master, port)
     with paddle_prof.torch.profiler("CPU", "total", os.path.join(out_dir, "rank{rank}.json"),
                                     stream=open(os.devnull, "w")) as prof:
         extra = torch.empty(EXTRA_BYTES, dtype=torch.uint8) if rank == 1 else None

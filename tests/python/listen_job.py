@@ -14,18 +14,14 @@ import torch
 import torch.distributed as dist
 
 import paddle_prof
+from host_rank_job import data_parallel  # the same job's setup, beside this file
 
 MAX_STEPS = 100000
 
 
 def main():
     rank, master, port, stop = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
-    os.environ.update(MASTER_ADDR=master, MASTER_PORT=port)
-    dist.init_process_group("gloo", rank=rank, world_size=2)
-    torch.manual_seed(0)
-    model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(16, 4))
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    data = torch.randn(8, 16)
+    model, optimizer, data = data_parallel(rank, master, port)
     print("ready", os.getpid(), flush=True)
     for _ in range(MAX_STEPS):
         with paddle_prof.record_event("slow_op"):
