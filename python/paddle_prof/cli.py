@@ -148,7 +148,7 @@ def _parser() -> argparse.ArgumentParser:
     chosen.add_argument("--pid", type=int, nargs="+", metavar="PID", help="these processes")
     chosen.add_argument("--job", metavar="JOB",
                         help="every rank of this job, on every host (through the job's "
-                             "torch.distributed store)")
+                             "torch.distributed or paddle.distributed store)")
     chosen.add_argument("--all", action="store_true", help="every listening process")
     asking.add_argument("--steps", type=_positive_int, default=5, help="steps to record "
                                                                       "(default 5)")

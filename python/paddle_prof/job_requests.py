@@ -1,5 +1,5 @@
-"""``trigger --job``: a request passed to every rank of a torch.distributed job through
-the job's own store, so that no daemon runs on any host.
+"""``trigger --job``: a request passed to every rank of a torch.distributed or
+paddle.distributed job through the job's own store, so that no daemon runs on any host.
 
 The rank ``trigger`` reaches adds the request under ``paddle_prof/on_demand/<n>``; each
 listening rank's watcher thread looks for that key once a second, in a store client of
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from datetime import timedelta
 from typing import Any, Callable, Dict, List, Optional
@@ -29,7 +30,7 @@ def _key(n: int, rank: Optional[int] = None) -> str:
 
 
 def _publish(store: Any, key: str, value: str) -> None:
-    store.set(key, value)
+    store.set(key, value.encode())  # bytes: Paddle's store takes no str
     store.add(key + "/set", 1)  # what _published() reads: torch 1.13's store has no check()
 
 
@@ -38,13 +39,37 @@ def _published(store: Any, key: str) -> bool:
     return int(store.add(key + "/set", 0)) > 0
 
 
+def _paddle_initialised() -> Any:
+    """paddle.distributed when the program initialised it, else None (never imports Paddle)."""
+    dist = sys.modules.get("paddle.distributed")
+    try:
+        if dist is not None and dist.is_initialized():
+            return dist
+    except Exception:  # a half-imported or unusual build: not distributed, for us
+        pass
+    return None
+
+
+def initialised() -> Any:
+    """The distributed module of the job this process is a rank of, torch's or Paddle's,
+    once the program initialised it; else None."""
+    return _distributed._initialised() or _paddle_initialised()
+
+
 def job_store() -> Any:
     """A client of its own to the job's TCPStore (its socket, so that waiting in it never
-    holds up the program's own use of the store); None outside a torch.distributed job.
-    RuntimeError for a job whose store is not a TCPStore."""
+    holds up the program's own use of the store); None outside a distributed job.
+    RuntimeError for a job whose store cannot be reached so."""
     dist = _distributed._initialised()
-    if dist is None:
-        return None
+    if dist is not None:
+        return _torch_store(dist)
+    dist = _paddle_initialised()
+    if dist is not None:
+        return _paddle_store(dist)
+    return None
+
+
+def _torch_store(dist: Any) -> Any:
     store = dist.distributed_c10d._get_default_store()
     while hasattr(store, "underlying_store"):
         store = store.underlying_store
@@ -53,6 +78,19 @@ def job_store() -> Any:
     except AttributeError:
         raise RuntimeError(f"the job's store is a {type(store).__name__}, not a TCPStore") from None
     return dist.TCPStore(host, port, None, False, timedelta(seconds=30))
+
+
+def _paddle_store(dist: Any) -> Any:
+    """Paddle's store does not tell its address: it is found as Paddle finds it, from
+    PADDLE_MASTER, else the first of PADDLE_TRAINER_ENDPOINTS."""
+    endpoint = (os.environ.get("PADDLE_MASTER")
+                or os.environ.get("PADDLE_TRAINER_ENDPOINTS", "").split(",")[0])
+    host, _, port = endpoint.rpartition(":")
+    if not host or not port.isdigit():
+        raise RuntimeError("the job's store has no address: neither PADDLE_MASTER nor "
+                           "PADDLE_TRAINER_ENDPOINTS is set")
+    from paddle.base import core
+    return core.TCPStore(host, int(port), False, dist.get_world_size(), 30)
 
 
 def watch(store: Any, rank: int, run: Callable[[Dict[str, Any]], Dict[str, Any]]) -> None:

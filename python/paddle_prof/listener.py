@@ -28,7 +28,6 @@ import threading
 from typing import Any, Callable, Dict, List, Optional
 
 from paddle_prof import _core
-from paddle_prof import distributed as _distributed
 from paddle_prof import job_requests
 from paddle_prof import listen_protocol as protocol
 from paddle_prof import step_boundaries
@@ -40,15 +39,17 @@ _FIRST_REQUEST_S = 10  # a peer that connects and says nothing is let go after t
 
 
 def _rank() -> Any:
-    """(rank, world size): torch.distributed's once initialised, else RANK and WORLD_SIZE
-    of the environment, else (None, None)."""
-    dist = _distributed._initialised()
+    """(rank, world size): torch.distributed's or paddle.distributed's once initialised,
+    else the environment's (RANK and WORLD_SIZE, or Paddle's launcher's), else (None, None)."""
+    dist = job_requests.initialised()
     if dist is not None:
         return dist.get_rank(), dist.get_world_size()
-    try:
-        return int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    except (KeyError, ValueError):
-        return None, None
+    for rank, world_size in (("RANK", "WORLD_SIZE"), ("PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM")):
+        try:
+            return int(os.environ[rank]), int(os.environ[world_size])
+        except (KeyError, ValueError):
+            continue
+    return None, None
 
 
 def _job_from_environment() -> Optional[str]:
@@ -74,10 +75,12 @@ def _window_profiler(request: Dict[str, Any], **options: Any) -> Any:
         except ImportError:  # built without it: the plain window still records
             continue
         state = "CPU"
-        if name == "torch" and sys.modules["torch"].cuda.is_initialized():
-            state = "All"
-        return bridge.profiler(state, record_shapes=request.get("record_shapes", False),
-                               modules=request.get("modules", False), native=native,
+        if name == "torch":
+            if sys.modules["torch"].cuda.is_initialized():
+                state = "All"
+            options["record_shapes"] = request.get("record_shapes", False)
+        # (Paddle's ops carry no shapes: a request for them records the rest.)
+        return bridge.profiler(state, modules=request.get("modules", False), native=native,
                                **options)
     return profiler("CPU", native=native, **options)
 
@@ -223,7 +226,7 @@ class _Listener:
         else:
             why = ""
         if store is None:
-            _send(connection, {"ok": False, "error": f"not a rank of a torch.distributed job "
+            _send(connection, {"ok": False, "error": f"not a rank of a distributed job "
                                                      f"reachable through its store{why}"})
             return
         _, world_size = _rank()
@@ -233,9 +236,10 @@ class _Listener:
                            "results": job_requests.ask_job(store, world_size, request)})
 
     def join_job(self, optimizer: bool) -> None:
-        """At a step boundary, until torch.distributed is initialised: then a watcher
-        thread waits in the job's store for requests to every rank."""
-        dist = _distributed._initialised()
+        """At a step boundary, until the job's distributed module (torch's or Paddle's) is
+        initialised: then a watcher thread waits in the job's store for requests to every
+        rank."""
+        dist = job_requests.initialised()
         if dist is None:
             return
         step_boundaries.waiting.remove(self.join_job)

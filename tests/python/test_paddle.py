@@ -6,9 +6,13 @@ import importlib.util
 import io
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
+import time
 
 import pytest
 
@@ -492,6 +496,85 @@ def test_ranks_started_by_paddles_launcher_name_their_rank_and_merge(tmp_path):
     merged = paddle_prof.merge(paths).to_dict()
     assert merged["process"]["world_size"] == 2
     assert {r["name"]: r["calls"] for r in merged["events"]}["matmul"] == 6
+
+
+LISTENING_RANKS = """
+import os, sys, time
+import paddle, paddle.distributed as dist
+import paddle_prof  # PADDLE_PROF_LISTEN=1 in the environment: it listens, with no code for it
+
+dist.init_parallel_env()
+paddle.seed(0)
+net = paddle.DataParallel(paddle.nn.Linear(16, 4))
+optimizer = paddle.optimizer.SGD(parameters=net.parameters())
+x = paddle.randn([8, 16])
+for _ in range(100000):
+    if dist.get_rank() == 1:
+        with paddle_prof.record_event("slow_op"):
+            time.sleep(0.002)
+    net(x).mean().backward()
+    optimizer.step()
+    optimizer.clear_grad()
+    stopping = paddle.to_tensor([float(os.path.exists(sys.argv[1]))])
+    dist.all_reduce(stopping)  # both ranks stop at the same step
+    if stopping.item():
+        break
+"""
+
+
+def test_trigger_by_job_reaches_every_rank_of_a_paddle_job_through_its_store(tmp_path,
+                                                                            monkeypatch):
+    """A job started by Paddle's launcher, listening through the environment with no
+    code for it: `trigger --job` records 5 of its optimizer steps on both ranks."""
+    sockets = tempfile.mkdtemp(prefix="pp")  # short: a Unix socket's path is at most 107 bytes
+    monkeypatch.setenv("PADDLE_PROF_LISTEN_DIR", os.path.join(sockets, "s"))
+    script, stop, out = tmp_path / "ranks.py", tmp_path / "stop", tmp_path / "out"
+    script.write_text(LISTENING_RANKS)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RANK", "WORLD_SIZE", "PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM")}
+    env.update(PYTHONPATH=PACKAGE_ROOT, PADDLE_PROF_LISTEN="1", PADDLE_JOB_ID="job-pd")
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "paddle.distributed.launch", "--nproc_per_node", "2",
+         "--log_dir", str(tmp_path / "log"), str(script), str(stop)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        start_new_session=True)
+
+    def paddle_prof_cli(*args):
+        return subprocess.run([sys.executable, "-m", "paddle_prof", *args], env=env,
+                              capture_output=True, text=True, timeout=180)
+
+    try:
+        deadline = time.monotonic() + 120
+        while True:  # until both ranks listen, in the job, and have stepped
+            rows = [line.split() for line in paddle_prof_cli("ps").stdout.splitlines()[1:]]
+            if sorted(row[2] for row in rows if row[3] == "job-pd" and row[4] != "0") == [
+                    "0/2", "1/2"]:
+                break
+            assert time.monotonic() < deadline and launcher.poll() is None, rows
+            time.sleep(0.2)
+        started = time.monotonic()
+        done = paddle_prof_cli("trigger", "--job", "job-pd", "--steps", "5", "--out", str(out))
+        print(f"trigger --job, 2 Paddle ranks x 5 steps: {time.monotonic() - started:.2f} s")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "Merged from 2 profiles" in done.stdout and "Steps: 5" in done.stdout, done.stdout
+        for rank in (0, 1):
+            summary = paddle_prof.load(str(out / f"rank{rank}.summary.json")).to_dict()
+            assert (summary["process"]["rank"], summary["process"]["world_size"]) == (rank, 2)
+            assert len(summary["steps"]) == 5
+            calls = {r["name"]: r["calls"] for r in summary["events"]}
+            assert calls["matmul"] == 5 and calls["matmul_grad"] == 5
+            assert calls.get("slow_op", 0) == (5 if rank == 1 else 0)
+            # Each step all-reduces the gradients and the flag to stop, through gloo.
+            assert calls["gloo:all_reduce"] == 2 * 5
+        stop.write_text("")
+        _, err = launcher.communicate(timeout=120)  # bounded: a hang fails the test
+        logs = "".join(p.read_text() for p in (tmp_path / "log").glob("workerlog.*"))
+        assert launcher.returncode == 0, (err + logs)[-4000:]
+    finally:
+        if launcher.poll() is None:
+            os.killpg(launcher.pid, signal.SIGKILL)
+            launcher.communicate()
+        shutil.rmtree(sockets, ignore_errors=True)
 
 
 def test_a_paddle_test_under_the_pytest_plugin_is_held_to_its_ops_memory(tmp_path):
