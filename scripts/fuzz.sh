@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Fuzzes every reader of files that other processes wrote: recover's capture directories,
+# Fuzzes every reader of what other processes wrote: recover's capture directories,
 # summaries (load, merge, html) and the JSON they are read from (against nlohmann's
-# parser), a parent's children's profiles (libFuzzer harnesses in
-# tests/fuzz, under ASan+UBSan, built with clang in build-fuzz) and merge --profile-path's
-# Chrome traces (tests/fuzz/fuzz_trace_merge.py). Each first replays its regressions
+# parser), a parent's children's profiles (libFuzzer harnesses in tests/fuzz, under
+# ASan+UBSan, built with clang in build-fuzz), merge --profile-path's Chrome traces
+# (tests/fuzz/fuzz_trace_merge.py) and the requests and replies on a listening process's
+# socket (tests/fuzz/fuzz_listen_requests.py). Each first replays its regressions
 # (tests/fuzz/regressions/<reader>), then fuzzes for PADDLE_PROF_FUZZ_SECONDS (60) from
 # seeds a real window writes (make_seeds) and the corpus kept in build-fuzz/corpus.
 # Exits non-zero on any crash, hang (10 s), leak or memory past 2 GiB; the failing input
-# is in build-fuzz/artifacts (build-fuzz/trace_merge for the traces).
+# is in build-fuzz/artifacts (build-fuzz/trace_merge and build-fuzz/listen_requests for
+# the Python harnesses).
 # PADDLE_PROF_FUZZ_PYTHONPATH: a built Python package to fuzz (e.g. build/python), else
 # one is built in build-fuzz/python-build.
 set -euo pipefail
@@ -51,7 +53,7 @@ if [ -z "$pythonpath" ]; then
   pythonpath="$out/python-build/python"
 fi
 # atheris where pip can install it (a venv outside the checkout, kept between runs);
-# without it the harness runs its own mutation loop.
+# without it the harnesses run their own mutation loop.
 venv="${XDG_CACHE_HOME:-$HOME/.cache}/paddle_prof/fuzz-venv"
 [ -x "$venv/bin/python" ] || "$python" -m venv --system-site-packages "$venv"
 "$venv/bin/python" -c "import atheris" 2> /dev/null ||
@@ -60,4 +62,7 @@ venv="${XDG_CACHE_HOME:-$HOME/.cache}/paddle_prof/fuzz-venv"
 mkdir -p "$out/trace_merge"
 PYTHONPATH="$pythonpath" "$venv/bin/python" tests/fuzz/fuzz_trace_merge.py "$out/seeds/trace" \
     "$out/trace_merge" "$seconds" tests/fuzz/regressions/trace_merge/*
+echo "=== fuzz: listen_requests (${seconds} s)"
+PYTHONPATH="$pythonpath" "$venv/bin/python" tests/fuzz/fuzz_listen_requests.py \
+    "$out/listen_requests" "$seconds" tests/fuzz/regressions/listen_requests/*
 echo "fuzz: no crash, hang or leak"

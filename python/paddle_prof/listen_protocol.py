@@ -147,7 +147,10 @@ def reply(line: Optional[bytes]) -> Dict[str, Any]:
     """A listener's reply, read by ps, trigger and top; ValueError if it is none."""
     if line is None:
         raise ValueError("the process closed the connection")
-    message = json.loads(line.decode("utf-8"), parse_constant=_refuse_constant)
+    try:
+        message = json.loads(line.decode("utf-8"), parse_constant=_refuse_constant)
+    except RecursionError:
+        raise ValueError("the reply nests too deeply") from None
     if not isinstance(message, dict):
         raise ValueError("the reply is not a JSON object")
     return message
