@@ -40,7 +40,8 @@ struct ThreadSnapshot {
 // One allocation or free of the window, from any thread.
 struct MemoryEvent {
   uint64_t tick;
-  int place;
+  int16_t place;     // at most 16 (EventRecord's 4 bits): 48 bytes an event, not 56,
+  uint8_t kind = 0;  // a free's: what its block was known to be (block_kind.h)
   // Where the block was allocated: its thread's index (ThreadSnapshot::index) and tick
   // (-1 and 0 when not in the window, or its free's origin record was lost). An
   // allocation's own thread and tick.
@@ -49,8 +50,8 @@ struct MemoryEvent {
   const char* name;  // the event that owns the block (kNoEventName, kBeforeWindowName)
   const char* tag;
   uint64_t alloc_tick = 0;
-  uint8_t kind = 0;  // a free's: what its block was known to be (block_kind.h)
 };
+static_assert(sizeof(MemoryEvent) == 48, "the report's passes read millions of them");
 
 // What one thread did with no event open, on one place: the "[no event]" row.
 struct NoEventUsage {

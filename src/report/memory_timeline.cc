@@ -22,8 +22,14 @@ void GatherMemoryEvents(const Collection& c, std::vector<MemoryEvent>* gathered)
   events.clear();
   const auto by_tick = [](const MemoryEvent& a, const MemoryEvent& b) { return a.tick < b.tick; };
   for (const ThreadSnapshot& t : c.threads) {
-    for (RecordCursor cursor(t); cursor.NextMemoryEvent();) {
-      if (Kept(c, cursor.memory_event())) events.push_back(cursor.memory_event());
+    RecordCursor cursor(t);
+    for (;;) {  // each read into its slot, which a record past the window gives back
+      MemoryEvent& e = events.emplace_back();
+      if (!cursor.NextMemoryEvent(&e)) {
+        events.pop_back();
+        break;
+      }
+      if (!Kept(c, e)) events.pop_back();
     }
     if (events.size() > runs.back()) runs.push_back(events.size());
   }
@@ -185,8 +191,8 @@ std::vector<RowBytes> RowsAtPeak(const std::vector<MemoryEvent>& events, int pla
 std::vector<RowBytes> NativeRowsAtPeak(const Collection& c, int place, CallPaths* paths) {
   Holdings held;
   for (const ThreadSnapshot& t : c.threads) {
-    for (RecordCursor cursor(t); cursor.NextMemoryEvent();) {
-      const MemoryEvent& e = cursor.memory_event();
+    MemoryEvent e;
+    for (RecordCursor cursor(t); cursor.NextMemoryEvent(&e);) {
       if (e.place == place && e.tick <= t.native.records_to && Kept(c, e)) held.Add(e, paths);
     }
     for (const NativeHolding& h : t.native.open) {

@@ -89,7 +89,7 @@ TEST(ChromeTraceTest, TimesAreMicrosecondsWithThreeDecimalsOfWholeNanoseconds) {
   c.steps[1].tick = c.steps[0].tick + 2'001;       // 1,000.5 ns later: rounded down
   c.steps[2].tick = 1000 + 8'000'000'000'000 + 1;  // 4,000 s and half a nanosecond
   c.places.push_back({"CPU", 0, 10, 10, 0, {}});
-  c.memory_events.push_back({1000 + 3, 0, -1, 5, nullptr, nullptr});  // 1.5 ns
+  c.memory_events.push_back({1000 + 3, 0, 0, -1, 5, nullptr, nullptr});  // 1.5 ns
   const std::string path = TempPath("trace_times");
   std::string error;
   ASSERT_TRUE(internal::WriteChromeTrace(c, path, &error)) << error;
@@ -238,7 +238,7 @@ TEST(ChromeTraceTest, EachBucketKeepsItsLowAndHighInTimeOrderAndTheTrackItsLastP
       {510, -50}, {520, 0},  {530, -50}, {540, 60},  // 150 150 100 160
       {800, -60}, {900, 10}, {990, -5}};             // 100 110 105: and the last
   for (const auto& [tick, delta] : deltas) {
-    c.memory_events.push_back({tick, 0, -1, delta, "op", nullptr});
+    c.memory_events.push_back({tick, 0, 0, -1, delta, "op", nullptr});
   }
   const std::string path = TempPath("trace_buckets");
   std::string error;

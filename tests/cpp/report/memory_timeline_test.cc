@@ -153,7 +153,14 @@ namespace {
 // An allocation (delta > 0) or free on `place`, owned by `name` and `tag`.
 MemoryEvent Event(uint64_t tick, int place, int64_t delta, const char* name,
                   const char* tag = nullptr) {
-  return {tick, place, -1, delta, name, tag};
+  MemoryEvent e{};
+  e.tick = tick;
+  e.place = static_cast<int16_t>(place);
+  e.delta = delta;
+  e.name = name;
+  e.tag = tag;
+  e.alloc_thread = -1;
+  return e;
 }
 
 // "name @tag bytes, ..." in the order RowsAtPeak returned them.
@@ -332,7 +339,12 @@ TEST(PlaceTimelineTest, WithinTheBoundEveryAllocationAndFreeIsAPoint) {
 }
 
 // A block's allocation on `thread`, as GatherMemoryEvents gives it: its own thread.
-MemoryEvent Allocation(uint64_t tick, int thread) { return {tick, 0, thread, 8, "a", nullptr, tick}; }
+MemoryEvent Allocation(uint64_t tick, int thread) {
+  MemoryEvent e = Event(tick, 0, 8, "a");
+  e.alloc_thread = thread;
+  e.alloc_tick = tick;
+  return e;
+}
 
 TEST(AllocationEventTest, FoundFromAnyHintAmongTiesAndFreesAndNotOtherwise) {
   std::vector<MemoryEvent> events;

@@ -56,16 +56,18 @@ TEST(RecordCursorTest, AFreeSaysWhereItsBlockCameFromAndATopLevelCallItsStack) {
   EXPECT_FALSE(calls.NextCall());  // the frees and their origins are no calls
 
   RecordCursor records(t);
-  ASSERT_TRUE(records.NextMemoryEvent());
-  EXPECT_EQ(records.memory_event().alloc_tick, 5u);  // an allocation's own
-  ASSERT_TRUE(records.NextMemoryEvent());
-  EXPECT_EQ(records.memory_event().delta, -64);
-  EXPECT_EQ(records.memory_event().alloc_thread, 7);
-  EXPECT_EQ(records.memory_event().alloc_tick, 5u);
-  ASSERT_TRUE(records.NextMemoryEvent());
-  EXPECT_EQ(records.memory_event().delta, -8);
-  EXPECT_EQ(records.memory_event().alloc_thread, -1);  // no origin record: unknown
-  EXPECT_FALSE(records.NextMemoryEvent());
+  MemoryEvent e;
+  ASSERT_TRUE(records.NextMemoryEvent(&e));
+  EXPECT_EQ(e.alloc_tick, 5u);  // an allocation's own
+  ASSERT_TRUE(records.NextMemoryEvent(&e));
+  EXPECT_EQ(e.delta, -64);
+  EXPECT_EQ(e.alloc_thread, 7);
+  EXPECT_EQ(e.alloc_tick, 5u);
+  ASSERT_TRUE(records.NextMemoryEvent(&e));
+  EXPECT_EQ(e.delta, -8);
+  EXPECT_EQ(e.alloc_thread, -1);  // no origin record: unknown, not the last free's
+  EXPECT_EQ(e.alloc_tick, 0u);
+  EXPECT_FALSE(records.NextMemoryEvent(&e));
 }
 
 TEST(RecordCursorTest, ACallComesWithItsMemoryFiguresAndItsGpuScope) {
@@ -81,14 +83,16 @@ TEST(RecordCursorTest, ACallComesWithItsMemoryFiguresAndItsGpuScope) {
 
   const ThreadSnapshot t = b.Snapshot();
   RecordCursor memory(t);
-  ASSERT_TRUE(memory.NextMemoryEvent());
-  EXPECT_EQ(memory.memory_event().tick, 5u);
-  EXPECT_EQ(memory.memory_event().place, 1);
-  EXPECT_EQ(memory.memory_event().delta, 4096);
-  EXPECT_STREQ(memory.memory_event().name, "conv");
-  ASSERT_TRUE(memory.NextMemoryEvent());
-  EXPECT_EQ(memory.memory_event().delta, -4096);  // a free
-  EXPECT_FALSE(memory.NextMemoryEvent());         // the calls' figures are no allocations
+  MemoryEvent e;
+  ASSERT_TRUE(memory.NextMemoryEvent(&e));
+  EXPECT_EQ(e.tick, 5u);
+  EXPECT_EQ(e.place, 1);
+  EXPECT_EQ(e.delta, 4096);
+  EXPECT_STREQ(e.name, "conv");
+  ASSERT_TRUE(memory.NextMemoryEvent(&e));
+  EXPECT_EQ(e.delta, -4096);  // a free
+  EXPECT_EQ(e.alloc_thread, -1);
+  EXPECT_FALSE(memory.NextMemoryEvent(&e));  // the calls' figures are no allocations
 
   RecordCursor records(t);
   ASSERT_TRUE(records.NextCall());
@@ -188,8 +192,11 @@ TEST(RecordCursorTest, KeptIsWhatTheWindowHolds) {
   call.end = 50;
   call.cut = true;  // begun before the last reset
   EXPECT_FALSE(Kept(c, call));
-  EXPECT_TRUE(Kept(c, MemoryEvent{100, 0, 0, 1, nullptr, nullptr, 100}));
-  EXPECT_FALSE(Kept(c, MemoryEvent{101, 0, 0, 1, nullptr, nullptr, 101}));
+  MemoryEvent e{};
+  e.tick = 100;
+  EXPECT_TRUE(Kept(c, e));
+  e.tick = 101;
+  EXPECT_FALSE(Kept(c, e));
 }
 
 }  // namespace
