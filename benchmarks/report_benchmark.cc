@@ -1,6 +1,7 @@
 // Building the report from 10 million recorded scopes: without files
 // (BM_BuildReport10M), and with the trace and the summary written (BM_WriteTrace10M);
-// from 20,000 small ops that each allocate and free (BM_BuildReportSmallOps);
+// from 20,000 small ops that each allocate and free (BM_BuildReportSmallOps, and with
+// memory categories, as paddle_prof.torch has them: BM_BuildReportSmallOpsCategorised);
 // a flight-recorder window of a million steps, whose memory must stay flat
 // (BM_FlightRecorder1MSteps); and a summary of 500 rows read back, as merges read each
 // rank's (BM_ReadSummary500Rows).
@@ -17,6 +18,7 @@
 #include "event_buffer.h"
 #include "flags.h"
 #include "paddle_prof/paddle_prof.h"
+#include "profiler_control.h"
 #include "summary_reader.h"
 
 namespace {
@@ -76,12 +78,13 @@ BENCHMARK(BM_WriteTrace10M)->Arg(10000000)->Unit(benchmark::kMillisecond)->Itera
 // The report of a small-op loop, as torch_op_overhead.py's: 20,000 scopes, each
 // allocating a 32-byte tensor through a TrackingAllocator and freeing the one before,
 // over a few thousand addresses. Per op: what the stop adds to each op's cost.
-void BM_BuildReportSmallOps(benchmark::State& state) {
+void RunSmallOps(benchmark::State& state, bool categorised) {
   const int64_t ops = state.range(0);
   paddle_prof::TrackingAllocator cpu(paddle_prof::CPUAllocator(), paddle_prof::CPUPlace());
   for (auto _ : state) {
     state.PauseTiming();
     paddle_prof::EnableProfiler(paddle_prof::ProfilerState::kCPU);
+    if (categorised) paddle_prof::internal::SetMemoryCategories(true);  // for this window
     void* previous = nullptr;
     for (int64_t i = 0; i < ops; ++i) {
       paddle_prof::RecordEvent op("aten::add");
@@ -98,7 +101,13 @@ void BM_BuildReportSmallOps(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(ops), benchmark::Counter::kIsIterationInvariantRate |
                                                        benchmark::Counter::kInvert);
 }
+void BM_BuildReportSmallOps(benchmark::State& state) { RunSmallOps(state, false); }
 BENCHMARK(BM_BuildReportSmallOps)->Arg(20000)->Unit(benchmark::kMicrosecond);
+
+// The same with memory categories on, as paddle_prof.torch's windows have them: each
+// block's category from its allocation's phase and the outermost op around it.
+void BM_BuildReportSmallOpsCategorised(benchmark::State& state) { RunSmallOps(state, true); }
+BENCHMARK(BM_BuildReportSmallOpsCategorised)->Arg(20000)->Unit(benchmark::kMicrosecond);
 
 // keep_last_steps=5 over a million steps of nine scopes each: the time per step (its
 // scopes and its mark) and the record chunks in use after 10,000 steps and at the end.

@@ -136,14 +136,23 @@ BlockCategories CategorizeBlocks(const Collection& c, const std::vector<PhaseSpa
   BlockCategories out;
   out.of_event.resize(events.size());
   out.start = std::move(earlier);
+  // The thread whose ops were looked up last (most often the next event's), and its walk.
+  bool looked_up = false;
+  int ops_thread = -1;
+  OpEnds* ops = nullptr;
   for (size_t i = 0; i < events.size(); ++i) {
     const MemoryEvent& e = events[i];
     MemoryCategory category = MemoryCategory::kOther;
     if (e.delta > 0) {
       const BlockFate f = fate[i];
       const Phase phase = phases.At(e.tick);
-      const auto thread_ops = op_ends.find(e.alloc_thread);
-      const uint64_t op_end = thread_ops != op_ends.end() ? thread_ops->second.At(e.tick) : 0;
+      if (!looked_up || e.alloc_thread != ops_thread) {
+        const auto found = op_ends.find(e.alloc_thread);
+        looked_up = true;
+        ops_thread = e.alloc_thread;
+        ops = found != op_ends.end() ? &found->second : nullptr;
+      }
+      const uint64_t op_end = ops != nullptr ? ops->At(e.tick) : 0;
       if (phase == Phase::kData || (phase == Phase::kNone && (f.kind & kHandedToModule) != 0)) {
         category = MemoryCategory::kInput;
       } else if (f.freed != 0 && op_end != 0 && f.freed <= op_end) {
