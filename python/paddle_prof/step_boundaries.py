@@ -10,6 +10,7 @@ optimizer; on torch 1.13 and Paddle, the ``step`` of each optimizer class is wra
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any, Callable, List
 
 from paddle_prof.on_import import when_imported
@@ -90,14 +91,16 @@ def watch_optimizers() -> None:
     if _watching:
         return
     _watching = True
-    when_imported("torch", _quietly(_watch_torch))
-    when_imported("paddle", _quietly(_watch_paddle))
+    when_imported("torch", _warning_on_failure("torch", _watch_torch))
+    when_imported("paddle", _warning_on_failure("Paddle", _watch_paddle))
 
 
-def _quietly(watch: Callable[[], None]) -> Callable[[], None]:
+def _warning_on_failure(framework: str, watch: Callable[[], None]) -> Callable[[], None]:
     def run() -> None:
         try:
             watch()
-        except Exception:  # an unusual build: its steps are not boundaries, marks still are
-            pass
+        except Exception as e:  # an unusual build: its steps are not boundaries, marks still are
+            warnings.warn(f"paddle_prof: cannot watch {framework}'s optimizer steps ({e!r}): "
+                          "a window asked for from outside opens and ends at "
+                          "paddle_prof.mark_step() only", RuntimeWarning, stacklevel=2)
     return run

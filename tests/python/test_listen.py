@@ -200,6 +200,17 @@ def test_listen_takes_a_job_name_or_none():
         paddle_prof.listen(job=3)
 
 
+def test_optimizer_steps_that_cannot_be_watched_are_warned_of():
+    from paddle_prof import step_boundaries
+
+    def failing():
+        raise AttributeError("this build has no Optimizer.step")
+
+    with pytest.warns(RuntimeWarning, match=r"cannot watch torch's optimizer steps "
+                                            r"\(AttributeError.*mark_step\(\) only"):
+        step_boundaries._warning_on_failure("torch", failing)()
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="running as another user needs root")
 def test_another_user_is_refused(sockets, started):
     proc = started(PLAIN_LOOP, 4000, env={"PADDLE_PROF_LISTEN": "1"})
