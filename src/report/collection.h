@@ -40,7 +40,7 @@ struct ThreadSnapshot {
 // One allocation or free of the window, from any thread.
 struct MemoryEvent {
   uint64_t tick;
-  int16_t place;     // at most 16 (EventRecord's 4 bits): 48 bytes an event, not 56,
+  int16_t place;     // one of at most 16 (EventRecord's 4 bits): an event is 48 bytes
   uint8_t kind = 0;  // a free's: what its block was known to be (block_kind.h)
   // Where the block was allocated: its thread's index (ThreadSnapshot::index) and tick
   // (-1 and 0 when not in the window, or its free's origin record was lost). An

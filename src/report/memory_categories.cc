@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -136,9 +137,9 @@ BlockCategories CategorizeBlocks(const Collection& c, const std::vector<PhaseSpa
   BlockCategories out;
   out.of_event.resize(events.size());
   out.start = std::move(earlier);
-  // The thread whose ops were looked up last (most often the next event's), and its walk.
-  bool looked_up = false;
-  int ops_thread = -1;
+  // The thread whose ops were looked up last (most often the next event's; none at
+  // first), and its walk.
+  int ops_thread = std::numeric_limits<int>::min();
   OpEnds* ops = nullptr;
   for (size_t i = 0; i < events.size(); ++i) {
     const MemoryEvent& e = events[i];
@@ -146,9 +147,8 @@ BlockCategories CategorizeBlocks(const Collection& c, const std::vector<PhaseSpa
     if (e.delta > 0) {
       const BlockFate f = fate[i];
       const Phase phase = phases.At(e.tick);
-      if (!looked_up || e.alloc_thread != ops_thread) {
+      if (e.alloc_thread != ops_thread) {
         const auto found = op_ends.find(e.alloc_thread);
-        looked_up = true;
         ops_thread = e.alloc_thread;
         ops = found != op_ends.end() ? &found->second : nullptr;
       }
