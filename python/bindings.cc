@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "bindings_api.h"
@@ -382,6 +383,10 @@ PYBIND11_MODULE(_core, m) {
         py::arg("per_thread"), py::arg("cycle") = py::none(), py::arg("per_process") = false);
   m.def("snapshot_profiler", &Snapshot, py::arg("sorted_key"), py::arg("profile_path"),
         py::arg("per_thread"));
+  m.def("environment_rank", [] {
+    const ProcessInfo p = internal::ThisProcess();
+    return std::make_pair(p.rank, p.world_size);
+  });
   m.def("set_distributed", &internal::SetDistributedInfo, py::arg("rank"), py::arg("world_size"),
         py::arg("backend"), py::arg("offset_ns"), py::arg("warning"));
   m.def("set_snapshot_path", &internal::SetSnapshotPath, py::arg("profile_path"));

@@ -25,7 +25,7 @@ import socket
 import statistics
 import sys
 import threading
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, Optional
 
 from paddle_prof import _core
 from paddle_prof import job_requests
@@ -40,16 +40,12 @@ _FIRST_REQUEST_S = 10  # a peer that connects and says nothing is let go after t
 
 def _rank() -> Any:
     """(rank, world size): torch.distributed's or paddle.distributed's once initialised,
-    else the environment's (RANK and WORLD_SIZE, or Paddle's launcher's), else (None, None)."""
+    else the environment's as a window reads it (RANK and WORLD_SIZE, or Paddle's
+    launcher's), else (None, None)."""
     dist = job_requests.initialised()
     if dist is not None:
         return dist.get_rank(), dist.get_world_size()
-    for rank, world_size in (("RANK", "WORLD_SIZE"), ("PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM")):
-        try:
-            return int(os.environ[rank]), int(os.environ[world_size])
-        except (KeyError, ValueError):
-            continue
-    return None, None
+    return _core.environment_rank()
 
 
 def _job_from_environment() -> Optional[str]:
@@ -192,13 +188,9 @@ class _Listener:
         if request["job"]:
             self._trigger_job(connection, request)
             return
-        window = self.ask(request)
-        if isinstance(window, str):
-            _send(connection, {"ok": False, "busy": True, "error": window})
-            return
-        _send(connection, {"ok": True, "accepted": True, "pid": self.pid, "host": self.host,
-                           "path": window.path, "capture": window.capture})
-        _send(connection, self._result_of(window, request["wait"]))
+        _send(connection, self._run(request, accepted=lambda window: _send(
+            connection, {"ok": True, "accepted": True, "pid": self.pid, "host": self.host,
+                         "path": window.path, "capture": window.capture})))
 
     def _result_of(self, window: _Window, wait: float) -> Dict[str, Any]:
         """What the window asked for came to, waiting `wait` seconds at most."""
@@ -212,10 +204,15 @@ class _Listener:
         return {"ok": False, "error": f"still recording after {wait:g} s",
                 "capture": window.capture}
 
-    def _run_for_job(self, request: Dict[str, Any]) -> Dict[str, Any]:
+    def _run(self, request: Dict[str, Any],
+             accepted: Optional[Callable[[_Window], Any]] = None) -> Dict[str, Any]:
+        """What a trigger's window came to, or why there is none (busy); `accepted` is
+        told of the window as it is made, before its steps come."""
         window = self.ask(request)
         if isinstance(window, str):
             return {"ok": False, "busy": True, "error": window}
+        if accepted is not None:
+            accepted(window)
         return self._result_of(window, request["wait"])
 
     def _trigger_job(self, connection: socket.socket, request: Dict[str, Any]) -> None:
@@ -253,7 +250,7 @@ class _Listener:
         except Exception:  # a store other than TCPStore: the job's ranks are reached one by one
             return
         if store is not None:
-            job_requests.watch(store, rank, self._run_for_job)
+            job_requests.watch(store, rank, self._run)
 
     def ask(self, request: Dict[str, Any]) -> Any:
         """A trigger's window, waiting for the next step boundary; or why there is none

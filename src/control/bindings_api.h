@@ -49,7 +49,10 @@
 //  - HtmlReport, HtmlPage (html_report.h): Report.to_html(), `python3 -m paddle_prof html`
 //    and the merge CLI's page, and the page of a summary text (tests draw edited ones);
 //  - RegisterStackCapture, RecordStacks, RecordingStacks, InternCallStack, CallStack
-//    (call_stacks.h): record_stacks, whose frames only the Python module can read.
+//    (call_stacks.h): record_stacks, whose frames only the Python module can read;
+//  - ThisProcess (process_identity.h): the rank a listening process reports before its
+//    job's distributed module is initialised, read from the environment as its windows
+//    read it.
 #ifndef PADDLE_PROF_SRC_BINDINGS_API_H_
 #define PADDLE_PROF_SRC_BINDINGS_API_H_
 
@@ -69,6 +72,7 @@
 #include "native_tracking.h"
 #include "out_of_memory.h"
 #include "place_registry.h"
+#include "process_identity.h"
 #include "profiler_control.h"
 #include "report_merge.h"
 #include "scope_backdate.h"
