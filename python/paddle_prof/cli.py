@@ -19,8 +19,8 @@ import traceback
 import types
 from typing import Any, Dict, List, Optional, Tuple
 
-from paddle_prof import (_core, children, listener, on_demand, paddle_on_import,
-                         run_supervisor, torch_on_import)
+from paddle_prof import (_core, children, listen_protocol, listener, on_demand,
+                         paddle_on_import, run_supervisor, torch_on_import)
 from paddle_prof.diff import MEMORY_THRESHOLD, TIME_THRESHOLD, diff, threshold
 from paddle_prof.merge import SUMMARY_SUFFIX, load, merge, summary_path
 from paddle_prof.profiler import (SORTED_KEYS, STATES, _set_capture_dir, end_implicit_window,
@@ -181,8 +181,9 @@ def _positive_int(text: str) -> int:
 
 def _positive_float(text: str) -> float:
     value = float(text)
-    if not 0 < value <= 86400:
-        raise argparse.ArgumentTypeError(f"must be more than 0 and at most 86400; got {text}")
+    if not 0 < value <= listen_protocol.MAX_WAIT_S:
+        raise argparse.ArgumentTypeError(
+            f"must be more than 0 and at most {listen_protocol.MAX_WAIT_S}; got {text}")
     return value
 
 

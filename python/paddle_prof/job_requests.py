@@ -16,7 +16,7 @@ import os
 import sys
 import time
 from datetime import timedelta
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from paddle_prof import distributed as _distributed
 from paddle_prof import listen_protocol as protocol
@@ -113,7 +113,7 @@ def watch(store: Any, rank: int, run: Callable[[Dict[str, Any]], Dict[str, Any]]
         result = run(request)
         payload: Dict[str, Any] = {"result": result}
         if result.get("ok") and result.get("summary"):
-            for name, path in (("summary", result["summary"]), ("trace", result.get("path"))):
+            for name, path in _files(result):
                 try:
                     with open(path, encoding="utf-8") as f:
                         payload[name] = f.read()
@@ -151,8 +151,13 @@ def ask_job(store: Any, world_size: int, request: Dict[str, Any]) -> List[Dict[s
     return results
 
 
+def _files(result: Dict[str, Any]) -> List[Tuple[str, Optional[str]]]:
+    """A written window's files, by the name its payload gives each."""
+    return [("summary", result["summary"]), ("trace", result.get("path"))]
+
+
 def _write_missing(result: Dict[str, Any], payload: Dict[str, Any]) -> None:
-    for name, path in (("summary", result["summary"]), ("trace", result.get("path"))):
+    for name, path in _files(result):
         if path and name in payload and not os.path.exists(path):
             try:
                 os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -18,6 +18,7 @@ from typing import Any, Dict, Optional, Tuple
 
 MAX_LINE = 64 << 10  # a request, or a reply other than a view, is far smaller
 MAX_STEPS = 1_000_000
+MAX_WAIT_S = 86400  # a day: a trigger waits at most this long for its windows
 REQUESTS = ("status", "trigger", "top", "view")
 
 
@@ -109,8 +110,8 @@ def parse_request(line: bytes) -> Dict[str, Any]:
                        native=_field(request, "native", bool, False),
                        job=_field(request, "job", bool, False))
         wait = request.get("wait", 300)
-        if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not 0 < wait <= 86400:
-            raise RequestError(f"'wait' must be more than 0 and at most 86400 seconds; "
+        if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not 0 < wait <= MAX_WAIT_S:
+            raise RequestError(f"'wait' must be more than 0 and at most {MAX_WAIT_S} seconds; "
                                f"got {wait!r:.80}")
         checked["wait"] = wait
     return checked
