@@ -4,16 +4,19 @@ paddle.distributed job through the job's own store, so that no daemon runs on an
 The rank ``trigger`` reaches adds the request under ``paddle_prof/on_demand/<n>``; each
 listening rank's watcher thread looks for that key once a second, in a store client of
 its own, and opens its window as a local trigger would. (A thread blocked in the store's
-wait instead would be in torch's C++ code as the process exits, which aborts it.) Each rank
+wait instead would be in torch's C++ code as the process exits, which aborts it; the exit
+stops the watchers first, for the same reason.) Each rank
 then sets ``<n>/rank<r>`` to its result with its summary and trace, and the rank that
 was asked writes the files of ranks on other hosts beside its own and answers.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import sys
+import threading
 import time
 from datetime import timedelta
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -23,6 +26,14 @@ from paddle_prof import listen_protocol as protocol
 
 COUNT = "paddle_prof/on_demand/count"
 POLL_S = 1.0
+# How long the exit waits for a watcher's store call in flight: a round trip, or c10d's
+# 5 s poll when the store's host is gone.
+STORE_CALL_S = 6.0
+
+# A thread still in a store call when the interpreter finalizes aborts the process (the
+# call's C++ frames meet the thread's forced exit): the exit stops the watchers first.
+_exiting = threading.Event()
+_watchers: List[threading.Thread] = []
 
 
 def _key(n: int, rank: Optional[int] = None) -> str:
@@ -93,19 +104,40 @@ def _paddle_store(dist: Any) -> Any:
     return core.TCPStore(host, int(port), False, dist.get_world_size(), 30)
 
 
+def _stop_watchers() -> None:
+    """At the interpreter's exit: no watcher starts another store call, and one in a
+    call is waited for (one running a window as long, then left: it is in Python)."""
+    _exiting.set()
+    for thread in list(_watchers):
+        thread.join(timeout=STORE_CALL_S)
+
+
+atexit.register(_stop_watchers)
+
+
 def watch(store: Any, rank: int, run: Callable[[Dict[str, Any]], Dict[str, Any]]) -> None:
     """A rank's watcher: runs each request of the job as it comes (`run` returns the
-    result), until the job's store goes away."""
+    result), until the job's store goes away or the interpreter exits."""
+    _watchers.append(threading.current_thread())
+    try:
+        _watch(store, rank, run)
+    finally:
+        _watchers.remove(threading.current_thread())
+
+
+def _watch(store: Any, rank: int, run: Callable[[Dict[str, Any]], Dict[str, Any]]) -> None:
     n = int(store.add(COUNT, 0))
     while True:
         n += 1
         while True:
+            if _exiting.is_set():
+                return
             try:
                 if _published(store, _key(n)):
                     break
             except Exception:  # the job's store is gone: the job ended
                 return
-            time.sleep(POLL_S)
+            _exiting.wait(POLL_S)
         try:
             request = protocol.parse_request(bytes(store.get(_key(n))))
         except Exception:  # not a request (RequestError), or the store failed: skipped
@@ -119,6 +151,8 @@ def watch(store: Any, rank: int, run: Callable[[Dict[str, Any]], Dict[str, Any]]
                         payload[name] = f.read()
                 except (OSError, TypeError, ValueError):
                     pass
+        if _exiting.is_set():
+            return
         try:
             _publish(store, _key(n, rank), json.dumps(payload))
         except Exception:

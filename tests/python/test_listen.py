@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 
 import pytest
@@ -209,6 +210,33 @@ def test_optimizer_steps_that_cannot_be_watched_are_warned_of():
     with pytest.warns(RuntimeWarning, match=r"cannot watch torch's optimizer steps "
                                             r"\(AttributeError.*mark_step\(\) only"):
         step_boundaries._warning_on_failure("torch", failing)()
+
+
+def test_a_jobs_watcher_leaves_the_store_before_the_interpreter_exits():
+    from paddle_prof import job_requests
+
+    calls = []
+
+    class SlowStore:  # each call takes a while, as a round trip to another host
+        def add(self, key, value):
+            calls.append(key)
+            time.sleep(0.2)
+            return 0
+
+    watcher = threading.Thread(target=job_requests.watch,
+                               args=(SlowStore(), 0, lambda request: {}), daemon=True)
+    watcher.start()
+    deadline = time.monotonic() + 10
+    while len(calls) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    try:
+        job_requests._stop_watchers()  # what the interpreter's exit runs
+        assert not watcher.is_alive()
+        made = len(calls)
+        time.sleep(0.5)
+        assert made >= 2 and len(calls) == made
+    finally:
+        job_requests._exiting.clear()
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="running as another user needs root")
