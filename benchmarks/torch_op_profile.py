@@ -12,6 +12,7 @@ functions whose ns per op differ most between the two. Needs `perf` (linux-perf)
 """
 
 import argparse
+import contextlib
 import os
 import re
 import subprocess
@@ -30,6 +31,19 @@ def child(setup: str, ops: int, windows: int) -> None:
     import paddle_prof.torch
     from paddle_prof import _torch_bridge
 
+    @contextlib.contextmanager
+    def floor():
+        _torch_bridge._bench_empty_callback(True, False)
+        try:
+            yield
+        finally:
+            _torch_bridge._bench_empty_callback(False)
+
+    def window():
+        if setup == 'floor':
+            return floor()
+        return paddle_prof.torch.profiler('CPU', stream=io.StringIO(), modules=False)
+
     torch.set_num_threads(1)
     control = os.open(os.environ['TORCH_OP_PROFILE_CTL'], os.O_WRONLY)
     ack = os.open(os.environ['TORCH_OP_PROFILE_ACK'], os.O_RDONLY)
@@ -41,25 +55,16 @@ def child(setup: str, ops: int, windows: int) -> None:
     a, b = torch.ones(8), torch.ones(8)
     elapsed = []
     for window_index in range(windows + 1):  # the first, unsampled, maps the record chunks
-        window = (paddle_prof.torch.profiler('CPU', stream=io.StringIO(), modules=False)
-                  if setup == 'paddle_prof' else None)
-        if window is None:
-            _torch_bridge._bench_empty_callback(True, False)
-        else:
-            window.__enter__()
         sampled = window_index > 0
-        if sampled:
-            perf(b'enable\n')
-        start = time.perf_counter()
-        for _ in range(ops):
-            torch.add(a, b)
-        if sampled:
-            elapsed.append(time.perf_counter() - start)
-            perf(b'disable\n')
-        if window is None:
-            _torch_bridge._bench_empty_callback(False)
-        else:
-            window.__exit__(None, None, None)
+        with window():
+            if sampled:
+                perf(b'enable\n')
+            start = time.perf_counter()
+            for _ in range(ops):
+                torch.add(a, b)
+            if sampled:
+                elapsed.append(time.perf_counter() - start)
+                perf(b'disable\n')
     print(sum(elapsed) / len(elapsed) / ops * 1e9)  # the samples' time, per op
 
 
