@@ -36,6 +36,7 @@
 #include "process_memory.h"
 #include "profile_files.h"
 #include "profiler_control.h"
+#include "record_scan.h"
 #include "recorder_registry.h"
 #include "report_builder.h"
 #include "report_options.h"
@@ -252,8 +253,9 @@ std::unordered_map<const ThreadRecorder*, KeptStart> KeptStarts(
   return kept;
 }
 
+// `options` says whether a trace will be written beside the report.
 void CollectLocked(const Control& control, uint64_t window, uint64_t end_ns,
-                   Collection* c) {
+                   const ReportOptions& options, Collection* c) {
   c->state = control.state;
   c->start_tick = control.start_tick;
   c->ns_per_tick = Clock::NsPerTick();
@@ -293,6 +295,7 @@ void CollectLocked(const Control& control, uint64_t window, uint64_t end_ns,
       std::llround(static_cast<double>(c->start_tick - control.start_tick) * c->ns_per_tick);
   c->clock.offset_ns = control.clock_offset_ns;
   CollectThreads(window, control.first_window, KeptStarts(control), c);
+  ScanRecords(c, /*calls=*/options.profile_path.empty());  // or beside the trace (record_scan.h)
 }
 
 // The trace, started before the report is built, which it goes on beside.
@@ -339,7 +342,7 @@ Report StopLocked(Control& control, const ReportOptions& given) {
   control.steps.clear();
   c.failures_after_oom = control.failures_after_oom;
   c.memory_events = std::move(control.spare_memory_events);
-  CollectLocked(control, window, end_ns, &c);
+  CollectLocked(control, window, end_ns, options, &c);
   RecordStacks(false);  // after the collection, which says whether it recorded them
   Report report;
   {
@@ -381,7 +384,7 @@ Report SnapshotLocked(const Control& control, const ReportOptions& options,
     c.gpu_traced = true;  // GPU columns, empty: CUPTI hands its records over at the stop
     c.warnings.push_back("GPU work is reported when the window stops, not in snapshots.");
   }
-  CollectLocked(control, window, end_ns, &c);
+  CollectLocked(control, window, end_ns, options, &c);
   return ReportOf(c, options);
 }
 

@@ -18,10 +18,10 @@
 #include "capture_files.h"
 #include "event_record.h"
 #include "gpu_correlation.h"
-#include "memory_timeline.h"
 #include "memory_tracker.h"
 #include "place_shares.h"
 #include "profile_files.h"
+#include "record_scan.h"
 #include "report_builder.h"
 
 namespace paddle_prof::internal {
@@ -439,7 +439,6 @@ std::unique_ptr<RecoveredCapture> ReadCapture(const std::string& dir) {
   }
   c.buffer_chunks = EventBuffer::ChunksInUse();
   c.buffer_bound_mb = EventBuffer::BoundMb();
-  GatherMemoryEvents(c, &c.memory_events);
   c.gpu_correlation = CorrelateGpu(c);
   return recovered;
 }
@@ -453,6 +452,7 @@ Report RecoverCapture(const std::string& dir, const ReportOptions& options,
     const double ticks = static_cast<double>(ending.unix_ns - c.clock.unix_ns) / c.ns_per_tick;
     if (ticks < 0x1p62) c.end_tick = std::max(c.end_tick, c.start_tick + static_cast<uint64_t>(ticks));
   }
+  ScanRecords(&c, /*calls=*/options.profile_path.empty());  // or beside the trace (record_scan.h)
   std::optional<TraceWriting> trace;
   if (!options.profile_path.empty()) trace.emplace(c, options.profile_path);
   Report report = BuildReport(c, options);

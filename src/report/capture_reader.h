@@ -30,7 +30,8 @@ struct RecoveredCapture {
   std::deque<std::string> names;  // the recovered names the records point to
 };
 
-// The capture in `dir`, read back; std::runtime_error when `dir` holds none.
+// The capture in `dir`, read back, its records not yet scanned (record_scan.h);
+// std::runtime_error when `dir` holds none.
 std::unique_ptr<RecoveredCapture> ReadCapture(const std::string& dir);
 
 // How the process ended, where the one that waited for it knows (run's supervisor): a

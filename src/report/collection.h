@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "call_rows.h"
 #include "event_buffer.h"
 #include "gpu_activity.h"
 #include "gpu_correlation.h"
@@ -96,6 +97,8 @@ struct Collection {
   // Blocks allocated before the window and still live: bytes by (place, kind).
   std::map<std::pair<int, uint8_t>, int64_t> earlier_live;
   std::vector<MemoryEvent> memory_events;  // the threads' allocations and frees, by time
+  // By position in `threads`, where read with the memory events (record_scan.h).
+  std::vector<ThreadCalls> thread_calls;
   std::vector<OpenCall> open_calls;        // the collecting thread's, outermost first
   bool gpu_traced = false;                 // state kCUDA or kAll
   bool record_stacks = false;              // top-level calls carry their stack ids
@@ -124,6 +127,10 @@ struct Collection {
   // Keeps the recorders' buffers in place while `threads` point into them.
   std::unique_lock<std::mutex> records_lock;
 
+  // Whether the report replays the memory events for the places' and steps' peaks, and
+  // splits the memory by category.
+  bool Replayed() const { return memory_timeline && dropped_memory == 0; }
+  bool Categorised() const { return memory_categories && Replayed(); }
   double TicksToMs(uint64_t ticks) const { return static_cast<double>(ticks) * ns_per_tick / 1e6; }
   double TicksToUs(uint64_t ticks) const { return static_cast<double>(ticks) * ns_per_tick / 1e3; }
 };

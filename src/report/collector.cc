@@ -7,7 +7,6 @@
 #include "flags.h"
 #include "gpu_correlation.h"
 #include "live_block_table.h"
-#include "memory_timeline.h"
 #include "place_registry.h"
 #include "recorder_registry.h"
 #include "thread_recorder.h"
@@ -81,7 +80,6 @@ void CollectThreads(uint64_t window, uint64_t first_window,
   c->memory_categories = MemoryCategoriesOn();
   c->plain_op_names = PlainOpNamesOn();
   c->place_movers = PlaceMovers();
-  GatherMemoryEvents(*c, &c->memory_events);  // sorted once, for report and trace
   c->gpu_correlation = CorrelateGpu(*c);
 }
 

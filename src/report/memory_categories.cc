@@ -105,8 +105,8 @@ std::vector<TickInterval> OutermostCalls(std::vector<TickInterval> calls) {
   return outer;
 }
 
-BlockCategories CategorizeBlocks(const Collection& c, const std::vector<PhaseSpan>& phase_spans,
-                                 const OutermostOps& outermost_ops) {
+BlockCategories CategorizeBlocks(const Collection& c, const std::vector<ThreadCalls>& calls,
+                                 const std::vector<PhaseSpan>& phase_spans) {
   const std::vector<MemoryEvent>& events = c.memory_events;
   // Each block of the window by its allocation, then what came of it: told of by its
   // free, or live at the stop.
@@ -132,7 +132,9 @@ BlockCategories CategorizeBlocks(const Collection& c, const std::vector<PhaseSpa
   }
   PhaseWalk phases(phase_spans);
   std::unordered_map<int, OpEnds> op_ends;
-  for (const auto& [thread, intervals] : outermost_ops) op_ends.emplace(thread, OpEnds(&intervals));
+  for (size_t position = 0; position < calls.size(); ++position) {
+    op_ends.emplace(c.threads[position].index, OpEnds(&calls[position].outermost_ops));
+  }
 
   BlockCategories out;
   out.of_event.resize(events.size());

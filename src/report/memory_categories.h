@@ -49,13 +49,10 @@ bool IsOpName(const char* name, bool plain_op_names = false);
 // expected: a foreign or damaged record), are sorted by start instead.
 std::vector<TickInterval> OutermostCalls(std::vector<TickInterval> calls);
 
-// By thread index (ThreadSnapshot::index): the OutermostCalls of its kept op calls (the
-// report's pass over the calls gathers them).
-using OutermostOps = std::unordered_map<int, std::vector<TickInterval>>;
-
-// `phases`: the window's PhaseSpans (step_phases.h).
-BlockCategories CategorizeBlocks(const Collection& c, const std::vector<PhaseSpan>& phases,
-                                 const OutermostOps& outermost_ops);
+// `calls`: each thread's (record_scan.h), for its outermost ops; `phases`: the window's
+// PhaseSpans (step_phases.h).
+BlockCategories CategorizeBlocks(const Collection& c, const std::vector<ThreadCalls>& calls,
+                                 const std::vector<PhaseSpan>& phases);
 
 // A place's categories after its first `applied` allocations and frees of the window
 // (0: at its start), for each of `applied` in increasing order.

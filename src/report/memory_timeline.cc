@@ -14,35 +14,6 @@
 
 namespace paddle_prof::internal {
 
-void GatherMemoryEvents(const Collection& c, std::vector<MemoryEvent>* gathered) {
-  // Each thread's events are in order already: merged run by run, as a stable merge
-  // keeps ties as they were, into the memory `gathered` already has.
-  std::vector<size_t> runs = {0};  // where each thread's events start, then the end
-  std::vector<MemoryEvent>& events = *gathered;
-  events.clear();
-  const auto by_tick = [](const MemoryEvent& a, const MemoryEvent& b) { return a.tick < b.tick; };
-  for (const ThreadSnapshot& t : c.threads) {
-    RecordCursor cursor(t);
-    for (;;) {  // each read into its slot, which a record past the window gives back
-      MemoryEvent& e = events.emplace_back();
-      if (!cursor.NextMemoryEvent(&e)) {
-        events.pop_back();
-        break;
-      }
-      if (!Kept(c, e)) events.pop_back();
-    }
-    if (events.size() > runs.back()) runs.push_back(events.size());
-  }
-  // Pairs of neighbouring runs, then pairs of those, ...: log2(threads) passes.
-  for (size_t width = 1; width + 1 < runs.size(); width *= 2) {
-    for (size_t i = 0; i + width + 1 < runs.size(); i += 2 * width) {
-      const size_t end = runs[std::min(i + 2 * width, runs.size() - 1)];
-      std::inplace_merge(events.begin() + runs[i], events.begin() + runs[i + width],
-                         events.begin() + end, by_tick);
-    }
-  }
-}
-
 size_t AllocationEvent(const std::vector<MemoryEvent>& events, int thread, uint64_t tick,
                        size_t hint) {
   const auto before = [](const MemoryEvent& e, uint64_t t) { return e.tick < t; };

@@ -16,12 +16,6 @@
 
 namespace paddle_prof::internal {
 
-// All threads' kAlloc/kFree records inside the window, sorted by tick: what the
-// collector stores in Collection::memory_events, for the report and the trace alike.
-// Into `events`, whose memory is reused (a window's stop hands in the last one's: fresh
-// pages cost more than the gathering).
-void GatherMemoryEvents(const Collection& collection, std::vector<MemoryEvent>* events);
-
 // The index in `events` (gathered, in tick order) of the allocation of the block that
 // thread `thread` allocated at `tick`, or events.size() when there is none. Found by
 // galloping out from `hint`, then reading the ties: a free's allocation is most often a

@@ -68,6 +68,27 @@ class RecordCursor {
     }
     return false;
   }
+  // NextCall(), reading each allocation and free on the way into the end of `gathered`
+  // (as NextMemoryEvent does), unless made after `until`: the memory timeline's
+  // gathering and the calls' pass in one read of the records, which a second pass
+  // waits on again once they have left the cache.
+  bool NextCallGathering(std::vector<MemoryEvent>* gathered, uint64_t until) {
+    while (next_ < thread_.size) {
+      const size_t i = next_++;
+      const EventRecord& r = At(i);
+      const RecordKind kind = r.kind();
+      if (kind == RecordKind::kCall) {
+        ReadCall(i, r);
+        return true;
+      }
+      if (kind == RecordKind::kAlloc || kind == RecordKind::kFree) {
+        MemoryEvent& e = gathered->emplace_back();
+        ReadMemoryEvent(r, &e);
+        if (e.tick > until) gathered->pop_back();
+      }
+    }
+    return false;
+  }
   const RecordedCall& call() const { return call_; }
 
  private:
@@ -134,7 +155,8 @@ class RecordCursor {
 inline bool Kept(const Collection& c, const RecordedCall& call) {
   return !call.cut && call.start >= c.start_tick && call.end <= c.end_tick;
 }
-// Whether the window holds an allocation or free: made before it closed.
+// Whether the window holds an allocation or free: made before it closed (as
+// NextCallGathering's `until`).
 inline bool Kept(const Collection& c, const MemoryEvent& event) { return event.tick <= c.end_tick; }
 
 // The kept calls of every thread whose name `wanted(name)` accepts, as (start, end)

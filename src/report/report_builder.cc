@@ -2,18 +2,15 @@
 
 #include <algorithm>
 #include <array>
-#include <functional>
-#include <limits>
 #include <map>
 #include <string>
 #include <string_view>
 #include <tuple>
-#include <unordered_map>
 #include <utility>
 
 #include "advice.h"
-#include "call_durations.h"
 #include "call_paths.h"
+#include "call_rows.h"
 #include "memory_categories.h"
 #include "memory_figures.h"
 #include "memory_growth.h"
@@ -24,7 +21,7 @@
 #include "number_format.h"
 #include "paddle_prof/place.h"
 #include "place_shares.h"
-#include "record_cursor.h"
+#include "record_scan.h"
 #include "row_label.h"
 #include "scope_memory.h"
 #include "sort_keys.h"
@@ -35,73 +32,6 @@ namespace paddle_prof::internal {
 
 namespace {
 
-struct Accumulator {
-  int64_t calls = 0;
-  uint64_t total = 0;
-  uint64_t self = 0;
-  uint64_t min = std::numeric_limits<uint64_t>::max();
-  uint64_t max = 0;
-  // GPU time per call: the union of the GPU work it and its nested calls launched.
-  uint64_t gpu_total = 0;
-  uint64_t gpu_min = std::numeric_limits<uint64_t>::max();
-  uint64_t gpu_max = 0;
-
-  // By place index, flat: every call adds its figures here.
-  std::array<MemoryStats, kMaxPlaces> memory{};
-  uint32_t places = 0;  // bit i: place i has figures
-  std::map<const std::string*, int64_t> sources;  // record_stacks: calls by source frame
-  CallDurations durations;                        // for the percentiles
-
-  void Add(uint64_t duration, uint64_t self_ticks) {
-    ++calls;
-    durations.Add(duration);
-    total += duration;
-    self += self_ticks;
-    min = std::min(min, duration);
-    max = std::max(max, duration);
-  }
-  void AddGpu(uint64_t gpu_ticks) {
-    gpu_total += gpu_ticks;
-    gpu_min = std::min(gpu_min, gpu_ticks);
-    gpu_max = std::max(gpu_max, gpu_ticks);
-  }
-  void Merge(const Accumulator& other) {
-    calls += other.calls;
-    total += other.total;
-    self += other.self;
-    min = std::min(min, other.min);
-    max = std::max(max, other.max);
-    gpu_total += other.gpu_total;
-    gpu_min = std::min(gpu_min, other.gpu_min);
-    gpu_max = std::max(gpu_max, other.gpu_max);
-    for (int place = 0; place < kMaxPlaces; ++place) {
-      if (other.Has(place)) AddMemory(place, other.memory[place]);
-    }
-    for (const auto& [frame, calls] : other.sources) sources[frame] += calls;
-    durations.Merge(other.durations);
-  }
-  void AddMemory(int place, const MemoryStats& m) {
-    if (place < 0 || place >= kMaxPlaces) return;
-    AddUp(&memory[place], m);
-    places |= 1u << place;
-  }
-  bool Has(int place) const { return (places >> place & 1u) != 0; }
-};
-
-// Records name their event by pointer: cheap to hash while scanning millions of them.
-// Equal strings at different addresses (a literal in two libraries) merge afterwards.
-struct PointerKey {
-  const char* name;
-  const char* tag;
-  bool operator==(const PointerKey& o) const { return name == o.name && tag == o.tag; }
-};
-struct PointerKeyHash {
-  size_t operator()(const PointerKey& k) const {
-    return std::hash<const void*>()(k.name) * 31 + std::hash<const void*>()(k.tag);
-  }
-};
-using PointerRows = std::unordered_map<PointerKey, Accumulator, PointerKeyHash>;
-
 struct RowKey {
   std::string name;
   bool has_tag;
@@ -111,92 +41,6 @@ struct RowKey {
     return std::tie(name, has_tag, tag, thread) < std::tie(o.name, o.has_tag, o.tag, o.thread);
   }
 };
-
-struct LeftOut {
-  int64_t cut = 0;   // began before the last reset
-  int64_t open = 0;  // still open, or ended after the window closed
-};
-
-// The GPU time of `call`: its own launches and its children's, merged; the merged
-// intervals pass on to its parent.
-uint64_t GpuTicks(const Collection& c,
-                  const std::unordered_map<size_t, std::vector<size_t>>* launched_by,
-                  const RecordedCall& call, uint32_t depth,
-                  std::vector<std::vector<TickInterval>>* child_gpu) {
-  std::vector<TickInterval> intervals = std::move((*child_gpu)[depth + 1]);
-  (*child_gpu)[depth + 1].clear();
-  if (launched_by != nullptr) {
-    if (const auto own = launched_by->find(call.index); own != launched_by->end()) {
-      for (size_t a : own->second) {
-        intervals.emplace_back(c.gpu.activities[a].start, c.gpu.activities[a].end);
-      }
-    }
-  }
-  const uint64_t ticks = MergeIntervals(&intervals);
-  auto& parent = (*child_gpu)[depth];
-  parent.insert(parent.end(), intervals.begin(), intervals.end());
-  return ticks;
-}
-
-// Calls come in the order they ended, children first, each with its depth:
-// child_time[d] sums the durations of finished calls at depth d whose parent has not
-// ended yet, which is exactly what the parent subtracts for its self time. child_gpu[d]
-// likewise holds the GPU intervals those calls launched, for the parent's GPU time.
-// `op_calls`, when given, gets the kept op calls (IsOpName), for OutermostCalls.
-void ScanThread(const Collection& c, size_t position, PointerRows* rows, LeftOut* left_out,
-                std::vector<TickInterval>* op_calls) {
-  const ThreadSnapshot& thread = c.threads[position];
-  std::vector<uint64_t> child_time(kMaxScopeDepth + 1, 0);
-  std::vector<std::vector<TickInterval>> child_gpu(c.gpu_traced ? kMaxScopeDepth + 1 : 0);
-  const auto* launched_by = position < c.gpu_correlation.launched_by.size()
-                                ? &c.gpu_correlation.launched_by[position]
-                                : nullptr;
-  PointerKey last{nullptr, nullptr};
-  Accumulator* last_row = nullptr;  // consecutive records are often the same event
-  bool last_is_op = false;
-  int64_t reported = 0;             // calls of the window in the report
-  std::vector<Accumulator*> awaiting_source;  // kept calls since the last top-level one
-  for (RecordCursor records(thread); records.NextCall();) {  // memory is the timeline's
-    const RecordedCall& call = records.call();
-    const uint32_t depth = std::min(call.depth, kMaxScopeDepth - 1);
-    const uint64_t duration = call.duration();
-    const uint64_t children = child_time[depth + 1];
-    child_time[depth + 1] = 0;
-    child_time[depth] += duration;
-    uint64_t gpu_ticks = 0;
-    if (c.gpu_traced) gpu_ticks = GpuTicks(c, launched_by, call, depth, &child_gpu);
-    const bool kept = Kept(c, call);
-    if (!kept) {
-      if (call.cut) ++left_out->cut;  // else it ended after the window: left out as open
-    } else {
-      ++reported;
-      const PointerKey key{call.name, call.tag};
-      if (last_row == nullptr || !(key == last)) {
-        last = key;
-        last_row = &(*rows)[key];  // node-based map: the reference survives rehashing
-        last_is_op = op_calls != nullptr && IsOpName(call.name, c.plain_op_names);
-      }
-      if (last_is_op) op_calls->emplace_back(call.start, call.end);
-      last_row->Add(duration, duration > children ? duration - children : 0);
-      if (c.gpu_traced) last_row->AddGpu(gpu_ticks);
-      for (int p = 0; p < call.places; ++p) {
-        last_row->AddMemory(call.memory[p].place, call.memory[p].stats);
-      }
-    }
-    // A top-level call ends after everything nested in it: its source is theirs too.
-    if (c.record_stacks) {
-      if (kept) awaiting_source.push_back(last_row);
-      if (call.depth == 0) {
-        if (const std::string* source = CallPaths::SourceOfStack(call.stack)) {
-          for (Accumulator* row : awaiting_source) ++row->sources[source];
-        }
-        awaiting_source.clear();
-      }
-    }
-  }
-  // A race at the window's close can only make this undercount, never go below zero.
-  left_out->open += std::max<int64_t>(thread.begun_unreported - reported, 0);
-}
 
 // The EventRow::kMaxSources frames with the most calls, most first (equal frames of different
 // stacks added up), ties by frame.
@@ -398,7 +242,7 @@ std::vector<std::string> PeakNotes(const Collection& c) {
   return w;
 }
 
-void AddWarnings(const Collection& c, const LeftOut& left_out, const MemoryGrowth& live,
+void AddWarnings(const Collection& c, int64_t cut, int64_t open, const MemoryGrowth& live,
                  const ProcessGrowth& process, Report* report) {
   auto& w = report->warnings;
   w = c.warnings;
@@ -415,11 +259,11 @@ void AddWarnings(const Collection& c, const LeftOut& left_out, const MemoryGrowt
                 " allocation failure(s) after the window's out-of-memory dump: one dump is "
                 "written per window.");
   }
-  if (left_out.cut > 0) {
-    w.push_back(Calls(left_out.cut) +
+  if (cut > 0) {
+    w.push_back(Calls(cut) +
                 " began before ResetProfiler() and ended after it; they are left out.");
   }
-  if (const int64_t open = left_out.open + c.open_before_reset; open > 0) {
+  if (open += c.open_before_reset; open > 0) {
     w.push_back(Calls(open) + (c.snapshot
                                    ? " still open at the snapshot; they are left out."
                                    : " still open when the profiler stopped; they are left out."));
@@ -514,24 +358,20 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
   const bool per_thread = options.per_thread;
   const EventSortingKey key = options.key;
   std::map<RowKey, Accumulator> merged;
-  LeftOut left_out;
-  // The replay's memory categories (a paddle_prof.torch window's) need each thread's
-  // outermost ops: gathered in the same pass over its calls.
-  const bool replayed = c.memory_timeline && c.dropped_memory == 0;
-  const bool categorised = c.memory_categories && replayed;
-  OutermostOps outermost_ops;
-  for (size_t position = 0; position < c.threads.size(); ++position) {
-    const ThreadSnapshot& thread = c.threads[position];
-    PointerRows rows;
-    std::vector<TickInterval> op_calls;
-    if (categorised) {
-      op_calls.reserve(static_cast<size_t>(std::max<int64_t>(thread.begun_unreported, 0)));
-    }
-    ScanThread(c, position, &rows, &left_out, categorised ? &op_calls : nullptr);
-    if (categorised) outermost_ops[thread.index] = OutermostCalls(std::move(op_calls));
-    for (const auto& [k, acc] : rows) {
+  const bool replayed = c.Replayed();
+  const bool categorised = c.Categorised();
+  // The calls' rows, read with the memory events unless a trace was to be written.
+  const std::vector<ThreadCalls> read_here =
+      c.thread_calls.size() == c.threads.size() ? std::vector<ThreadCalls>() : ScanCalls(c);
+  const std::vector<ThreadCalls>& thread_calls = read_here.empty() ? c.thread_calls : read_here;
+  int64_t cut = 0, open = 0;  // calls left out
+  for (size_t position = 0; position < thread_calls.size(); ++position) {
+    const ThreadCalls& calls = thread_calls[position];
+    cut += calls.cut;
+    open += calls.open;
+    for (const auto& [k, acc] : calls.rows) {
       RowKey row_key{NameBytes(k.name), k.tag != nullptr, k.tag != nullptr ? NameBytes(k.tag) : "",
-                     per_thread ? thread.index : -1};
+                     per_thread ? c.threads[position].index : -1};
       merged[row_key].Merge(acc);
     }
   }
@@ -587,7 +427,7 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
                                                  ? PhaseSpans(c)
                                                  : std::vector<PhaseSpan>();
   const std::optional<BlockCategories> categories =
-      categorised ? std::optional(CategorizeBlocks(c, phase_spans, outermost_ops))
+      categorised ? std::optional(CategorizeBlocks(c, thread_calls, phase_spans))
                   : std::nullopt;
   for (size_t place = 0; place < report.places.size(); ++place) {
     PlaceSummary& p = report.places[place];
@@ -640,7 +480,7 @@ Report BuildReport(const Collection& c, const ReportOptions& options) {
   report.modules = BuildModules(c);
   const MemoryGrowth live = FindMemoryGrowth(c, &paths);
   const ProcessGrowth process = FindProcessGrowth(c);
-  AddWarnings(c, left_out, live, process, &report);
+  AddWarnings(c, cut, open, live, process, &report);
   report.notes = PeakNotes(c);
   report.advice = GrowthAdvice(live, process);
   for (Advice& a : FigureAdvice(report)) report.advice.push_back(std::move(a));

@@ -24,6 +24,7 @@
 #include "flags.h"
 #include "paddle_prof/paddle_prof.h"
 #include "process_identity.h"
+#include "record_scan.h"
 #include "report_builder.h"
 #include "test_util.h"
 
@@ -58,6 +59,7 @@ bool HasWarning(const Report& report, const std::string& part) {
 // The running window's capture in `dir`, read as recovery would.
 Report LiveCapture(const std::string& dir) {
   const auto recovered = internal::ReadCapture(dir);
+  internal::ScanRecords(&recovered->collection, /*calls=*/true);
   return internal::BuildReport(recovered->collection, {});
 }
 

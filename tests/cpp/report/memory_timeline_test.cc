@@ -338,7 +338,7 @@ TEST(PlaceTimelineTest, WithinTheBoundEveryAllocationAndFreeIsAPoint) {
   EXPECT_EQ(points.bytes, (std::vector<int64_t>{100, 105, 95, 115}));
 }
 
-// A block's allocation on `thread`, as GatherMemoryEvents gives it: its own thread.
+// A block's allocation on `thread`, as ScanRecords gathers it: its own thread.
 MemoryEvent Allocation(uint64_t tick, int thread) {
   MemoryEvent e = Event(tick, 0, 8, "a");
   e.alloc_thread = thread;

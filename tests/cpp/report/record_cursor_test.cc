@@ -70,6 +70,35 @@ TEST(RecordCursorTest, AFreeSaysWhereItsBlockCameFromAndATopLevelCallItsStack) {
   EXPECT_FALSE(records.NextMemoryEvent(&e));
 }
 
+TEST(RecordCursorTest, CallsReadWithTheMemoryEventsGatherThoseUpToTheWindowsClose) {
+  Buffer b;
+  b.Add(EventRecord::Memory(RecordKind::kAlloc, 0, "op", nullptr, 5, 64));
+  b.Add(EventRecord::Call("op", nullptr, 0, false, 4, 9));
+  b.AddMemory(0, Memory(64, 64, 1, 0, 0));
+  b.Add(EventRecord::Memory(RecordKind::kFree, 0, "op", nullptr, 11, 64));
+  b.Add(EventRecord::FreeOrigin(0, 5));
+  b.Add(EventRecord::Call("next", nullptr, 0, false, 10, 12));
+  b.Add(EventRecord::Memory(RecordKind::kAlloc, 0, "[no event]", nullptr, 13, 8));
+  b.Add(EventRecord::Memory(RecordKind::kAlloc, 0, "[no event]", nullptr, 21, 16));  // late
+
+  const ThreadSnapshot t = b.Snapshot();
+  std::vector<MemoryEvent> gathered(1);  // appended to, not replaced
+  RecordCursor records(t);
+  ASSERT_TRUE(records.NextCallGathering(&gathered, 20));
+  EXPECT_STREQ(records.call().name, "op");
+  EXPECT_EQ(records.call().places, 1);
+  ASSERT_EQ(gathered.size(), 2u);  // the allocation before it
+  EXPECT_EQ(gathered[1].delta, 64);
+  ASSERT_TRUE(records.NextCallGathering(&gathered, 20));
+  EXPECT_STREQ(records.call().name, "next");
+  ASSERT_EQ(gathered.size(), 3u);
+  EXPECT_EQ(gathered[2].delta, -64);
+  EXPECT_EQ(gathered[2].alloc_tick, 5u);  // its origin read with it
+  EXPECT_FALSE(records.NextCallGathering(&gathered, 20));
+  ASSERT_EQ(gathered.size(), 4u);  // the one after the last call; not the one past 20
+  EXPECT_EQ(gathered[3].tick, 13u);
+}
+
 TEST(RecordCursorTest, ACallComesWithItsMemoryFiguresAndItsGpuScope) {
   static const char kTag[] = "[2, 2]";
   Buffer b;

@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "record_scan.h"
 #include "test_util.h"
 
 namespace paddle_prof::internal {
@@ -35,6 +36,7 @@ class ReportBuilderTest : public ::testing::Test {
       begun += r.kind() == RecordKind::kCall && !r.cut();
     }
     c.threads.push_back({0, 1234, "main", buffer_.get(), 0, buffer_->Size(), begun + open_});
+    ScanRecords(&c, /*calls=*/true);
     return c;
   }
   std::unique_ptr<EventBuffer> buffer_ = std::make_unique<EventBuffer>();
@@ -121,6 +123,27 @@ TEST_F(ReportBuilderTest, StepsAreTimedFromTheWindowStartOrThePreviousStep) {
   EXPECT_EQ(r.steps[1].wall_ms, 7);
   EXPECT_EQ(r.steps[2].wall_ms, 18);
   EXPECT_EQ(r.steps[2].step, 2);
+}
+
+TEST_F(ReportBuilderTest, CallsReadAloneOrWithTheMemoryEventsReportAlike) {
+  Add("child", 1, 1, 3, false, "[8]");
+  ASSERT_TRUE(buffer_->Append(EventRecord::Memory(RecordKind::kAlloc, 0, "parent", nullptr, 4, 32)));
+  Add("parent", 0, 0, 5);
+  ASSERT_TRUE(buffer_->Append(EventRecord::Memory(RecordKind::kFree, 0, "parent", nullptr, 6, 32)));
+  Add("late", 0, 7, 2000);
+  Collection with_memory = Make();
+  ASSERT_EQ(with_memory.thread_calls.size(), 1u);
+  Collection alone = Make();
+  ScanRecords(&alone, /*calls=*/false);  // as where a trace is written beside the report
+  EXPECT_TRUE(alone.thread_calls.empty());
+  ASSERT_EQ(alone.memory_events.size(), 2u);
+  EXPECT_EQ(alone.memory_events[1].delta, -32);
+  const Report a = BuildReport(with_memory, {EventSortingKey::kTotal});
+  const Report b = BuildReport(alone, {EventSortingKey::kTotal});
+  EXPECT_EQ(a.ToJson(), b.ToJson());
+  EXPECT_EQ(Row(a, "child", "[8]").calls, 1);
+  EXPECT_EQ(Row(a, "parent").self_ms, 3);
+  EXPECT_TRUE(HasWarning(a, "1 call still open when the profiler stopped"));
 }
 
 TEST(SortRowsTest, EveryKeyOrdersLargestFirst) {
