@@ -1,5 +1,7 @@
 #include "torch_ops.h"
 
+#include <ATen/SequenceNumber.h>
+
 #include <charconv>
 #include <optional>
 #include <string>
@@ -44,6 +46,7 @@ class OpStack {
     }
     return -1;
   }
+  std::optional<RecordEvent>& EventAt(int depth) { return entries_[depth].event; }
   // Ends the events from the top down to `depth`'s, innermost first: one whose end
   // never came ends with the op around it, as the recorder would end it.
   void PopTo(int depth) {
@@ -61,7 +64,10 @@ class OpStack {
     return e.fn;
   }
 
-  std::string shapes;  // the tag being written, reused: no op allocates for its tag
+  // What record_shapes writes of an op's inputs, reused: no op allocates for them.
+  std::string tag;     // its tensors' shapes and its lists of ints
+  std::string inputs;  // Input Dims and Input type, for the trace (op_details.h)
+  std::string types;
 
  private:
   struct Entry {
@@ -86,21 +92,80 @@ void AppendInts(const Ints& values, std::string* out) {
   }
 }
 
-// "[[32, 3, 224, 224], [64, 3, 3, 3], []]": one entry per input, a tensor's sizes, or the
-// values of a list of ints (the sizes aten::empty takes), [] for anything else.
-void WriteInputShapes(const at::RecordFunction& fn, std::string* shapes) {
-  shapes->assign(1, '[');
-  for (const c10::IValue& input : fn.inputs()) {
-    if (shapes->size() > 1) *shapes += ", ";
-    *shapes += '[';
-    if (input.isTensor()) {
-      AppendInts(input.toTensor().sizes(), shapes);
-    } else if (input.isIntList()) {
-      AppendInts(input.toIntList(), shapes);
+// Kineto's name of an input's type: a tensor's dtype (`float`), `Scalar`, a list's kind;
+// "" for None or anything else. `dims` gets the input's entry of `Input Dims`: a
+// tensor's sizes, a list of ints' values, a list of tensors' sizes; [] for the rest.
+// Returns whether the tag shows the input: a tensor's shape or a list's values (what
+// sizes an op's memory), not a scalar, whose value would split rows by a learning rate
+// or an index.
+bool DescribeInput(const c10::IValue& input, std::string_view* type, std::string* dims) {
+  *dims += '[';
+  bool shown = true;
+  if (input.isTensor() && input.toTensor().defined() && !input.toTensor().is_nested()) {
+    const at::Tensor& tensor = input.toTensor();
+    const auto name = tensor.dtype().name();
+    *type = std::string_view(name.data(), name.size());
+    AppendInts(tensor.sizes(), dims);
+  } else if (input.isIntList()) {
+    *type = "ScalarList";
+    AppendInts(input.toIntList(), dims);
+  } else if (input.isTensorList()) {
+    *type = "TensorList";
+    const c10::List<at::Tensor> tensors = input.toTensorList();
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      const at::Tensor tensor = tensors.get(i);
+      if (i > 0) *dims += ", ";
+      *dims += '[';
+      if (tensor.defined() && !tensor.is_nested()) AppendInts(tensor.sizes(), dims);
+      *dims += ']';
     }
-    *shapes += ']';
+  } else {
+    *type = input.isScalar() ? "Scalar"
+            : input.isDoubleList() || input.isBoolList() ? "ScalarList"
+            : input.isList() ? "GenericList"
+                             : "";
+    shown = false;
   }
-  *shapes += ']';
+  *dims += ']';
+  return shown;
+}
+
+// The tag, "[[32, 3, 224, 224], [64, 3, 3, 3], [1, 1]]": the inputs it shows, in order;
+// and the op's inputs for the trace, "[<Input Dims>, <Input type>]", one entry per input.
+void DescribeInputs(const at::RecordFunction& fn, OpStack* ops) {
+  ops->tag.assign(1, '[');
+  ops->inputs.assign("[[");
+  ops->types.assign(1, '[');
+  bool first = true;
+  for (const c10::IValue& input : fn.inputs()) {
+    if (!first) {
+      ops->inputs += ", ";
+      ops->types += ", ";
+    }
+    first = false;
+    const size_t dims_at = ops->inputs.size();
+    std::string_view type;
+    bool shown;
+    try {
+      shown = DescribeInput(input, &type, &ops->inputs);
+    } catch (const std::exception&) {  // sizes a tensor cannot give (symbolic ones)
+      ops->inputs.resize(dims_at);
+      ops->inputs += "[]";
+      type = "";
+      shown = false;
+    }
+    if (shown) {
+      if (ops->tag.size() > 1) ops->tag += ", ";
+      ops->tag.append(ops->inputs, dims_at, std::string::npos);
+    }
+    ops->types += '"';
+    ops->types += type;
+    ops->types += '"';
+  }
+  ops->tag += ']';
+  ops->inputs += "], ";
+  ops->inputs += ops->types;
+  ops->inputs += "]]";
 }
 
 // Begins `fn`'s event in `event`. Names are interned, from torch's own buffer: torch
@@ -109,13 +174,29 @@ void BeginEvent(const at::RecordFunction& fn, OpStack* ops, std::optional<Record
   const std::string_view name = fn.name();
   if (fn.needsInputs()) {
     {
-      internal::NativeGuard profiler_memory;  // the buffer grows untracked, as it is freed
-      WriteInputShapes(fn, &ops->shapes);
+      internal::NativeGuard profiler_memory;  // the buffers grow untracked, as they are freed
+      DescribeInputs(fn, ops);
     }
-    event->emplace(name, ops->shapes);
+    event->emplace(name, ops->tag);
+    internal::NoteOpInputs(&*event, ops->inputs);
   } else {
     event->emplace(name);
   }
+}
+
+// As an op ends, the sequence number of one autograd records, which ties a forward op to
+// its backward node in the trace: a backward node's, or a forward op's that made one
+// (the number moved on inside it). The ops that made no node share the number of the
+// next one that does, and go without it: an op in a loop that needs no gradient costs
+// no more than a read of the number.
+void NoteSequence(const at::RecordFunction& fn, const std::optional<RecordEvent>& event) {
+  const int64_t number = fn.seqNr();
+  if (number < 0 || !event) return;
+  const uint64_t forward_thread = fn.forwardThreadId();
+  if (forward_thread == 0 && at::sequence_number::peek() == static_cast<uint64_t>(number)) {
+    return;
+  }
+  internal::NoteOpSequence(&*event, number, forward_thread, at::RecordFunction::currentThreadId());
 }
 
 }  // namespace
@@ -152,8 +233,11 @@ void OnOpEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
   const int depth = context != nullptr || ops == nullptr ? -1 : ops->Find(&fn);
   if (context == nullptr && depth < 0) return;  // begun while the profiler was off
   if (g_cuda_counting.load(std::memory_order_acquire)) ReadCudaCounters();  // the op's own
+  std::optional<RecordEvent>& event =
+      context != nullptr ? static_cast<EventContext*>(context)->event : ops->EventAt(depth);
+  NoteSequence(fn, event);
   if (context != nullptr) {
-    static_cast<EventContext*>(context)->event.reset();
+    event.reset();
   } else {
     ops->PopTo(depth);
   }

@@ -13,7 +13,7 @@ Example::
             loss.backward()
             optimizer.step()
             paddle_prof.mark_step()
-    # rows such as aten::conv2d [[32, 1, 28, 28], [8, 1, 3, 3], [8], [], [], [], []]
+    # rows such as aten::conv2d [[32, 1, 28, 28], [8, 1, 3, 3], [8], [1, 1], [0, 0], [1, 1]]
 """
 
 from __future__ import annotations

@@ -52,7 +52,10 @@
 //    (call_stacks.h): record_stacks, whose frames only the Python module can read;
 //  - ThisProcess (process_identity.h): the rank a listening process reports before its
 //    job's distributed module is initialised, read from the environment as its windows
-//    read it.
+//    read it;
+//  - NoteOpInputs, NoteOpSequence (op_details.h): an op's inputs' dims and types, and
+//    torch's sequence number of each op autograd records, which the trace writes as
+//    `Input Dims` and as an arrow from a forward op to its backward node.
 #ifndef PADDLE_PROF_SRC_BINDINGS_API_H_
 #define PADDLE_PROF_SRC_BINDINGS_API_H_
 
@@ -70,6 +73,7 @@
 #include "merge_files.h"
 #include "native_guard.h"
 #include "native_tracking.h"
+#include "op_details.h"
 #include "out_of_memory.h"
 #include "place_registry.h"
 #include "process_identity.h"

@@ -1,4 +1,4 @@
-// What the per-thread buffers hold: 32-byte records of five kinds, in the order they
+// What the per-thread buffers hold: 32-byte records of eight kinds, in the order they
 // happened on the thread.
 //   kCall         a call that ended: name, tag, start and end ticks, nesting depth.
 //                 Calls come in the order they end (children before their parent), so
@@ -13,8 +13,13 @@
 //                 id its scope pushed, which ties the GPU work it launched to it.
 //   kFreeOrigin   right after a kFree of a block allocated in the window: the thread
 //                 and tick of its allocation, where its call path is found.
-//   kStack        last after a top-level call, while the window records stacks: the id
-//                 of the call stack it began in (call_stacks.h).
+//   kStack        after a top-level call, while the window records stacks: the id of
+//                 the call stack it began in (call_stacks.h).
+//   kOpDetail     last after an op a framework told more of: its inputs' dims and types
+//                 (interned, where record_shapes kept them) and, for an op autograd
+//                 records, its sequence number + 1 (0: none) and the ids torch gave its
+//                 thread and, for a backward node, its forward op's thread; what the
+//                 trace's `Input Dims` and its forward-to-backward arrows are made of.
 // Depth, place, kind and the cut flag share a word with the tag pointer: user-space
 // addresses fit in 48 bits on every 64-bit target we build for.
 #ifndef PADDLE_PROF_SRC_EVENT_RECORD_H_
@@ -40,7 +45,8 @@ enum class RecordKind : uint32_t {
   kScopeMemory = 3,
   kGpuScope = 4,
   kFreeOrigin = 5,
-  kStack = 6
+  kStack = 6,
+  kOpDetail = 7  // the last a record's three bits of kind can name
 };
 
 struct EventRecord {
@@ -75,6 +81,11 @@ struct EventRecord {
 
   static EventRecord Stack(uint32_t stack_id) {
     return {nullptr, Pack(0, 0, 0, RecordKind::kStack), stack_id, 0};
+  }
+
+  static EventRecord OpDetail(const char* inputs, uint64_t sequence, uint64_t forward_thread,
+                              uint64_t thread) {
+    return {inputs, Pack(thread, 0, 0, RecordKind::kOpDetail), sequence, forward_thread};
   }
 
   static EventRecord GpuScope(uint64_t scope_id) {

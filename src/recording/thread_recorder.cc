@@ -60,11 +60,12 @@ void ThreadRecorder::StartWindow(uint64_t window) {
   // No window before this one is read again (name_interner.h): of the names, only
   // those open scopes hold are still needed.
   if (!names_.empty()) {
-    const char* held[2 * kMaxDepth];
+    const char* held[3 * kMaxDepth];
     size_t count = 0;
     for (uint32_t d = 0, depth = depth_.load(std::memory_order_relaxed); d < depth; ++d) {
       held[count++] = stack_[d].name;
       held[count++] = stack_[d].tag;
+      if (stack_[d].detail) held[count++] = stack_[d].inputs;
     }
     std::sort(held, held + count, std::less<const char*>());
     names_.ReleaseAllBut(held, count);
@@ -167,6 +168,46 @@ void ThreadRecorder::EmitSlow(const OpenScope& scope, uint32_t depth, uint64_t e
   }
   if (depth == 0 && scope.stack != 0 && recorded && !cut) {
     buffer_.Append(EventRecord::Stack(scope.stack));
+  }
+  if (scope.detail && recorded && !cut &&
+      buffer_.Append(EventRecord::OpDetail(scope.inputs, scope.sequence, scope.forward_thread,
+                                           scope.torch_thread)) &&
+      scope.sequence != 0) {
+    Bump(counters_.autograd_ops);
+  }
+}
+
+OpenScope* ThreadRecorder::DetailOf(const void* owner) {
+  ThreadRecorder* r = current_;
+  if (r == nullptr) return nullptr;
+  const uint32_t d = r->depth_.load(std::memory_order_relaxed);
+  if (d == 0 || r->stack_[d - 1].owner.load(std::memory_order_relaxed) != owner) return nullptr;
+  OpenScope& scope = r->stack_[d - 1];
+  if (!scope.detail) {
+    scope.detail = true;
+    scope.inputs = nullptr;
+    scope.sequence = 0;
+  }
+  return &scope;
+}
+
+void ThreadRecorder::NoteInputs(const void* owner, std::string_view inputs) {
+  OpenScope* scope = DetailOf(owner);
+  // Interned for the window the scope is recorded in; one that began in an earlier
+  // window is cut from this one's report.
+  const uint64_t window = scope != nullptr ? scope->window.load(std::memory_order_relaxed) : 0;
+  if (window != 0 && window == current_->window_.load(std::memory_order_relaxed)) {
+    scope->inputs = current_->Intern(inputs, window);
+  }
+}
+
+void ThreadRecorder::NoteSequence(const void* owner, int64_t number, uint64_t forward_thread,
+                                  uint64_t torch_thread) {
+  if (number < 0) return;
+  if (OpenScope* scope = DetailOf(owner)) {
+    scope->sequence = static_cast<uint64_t>(number) + 1;
+    scope->forward_thread = static_cast<uint32_t>(forward_thread);
+    scope->torch_thread = static_cast<uint32_t>(torch_thread);
   }
 }
 
@@ -329,7 +370,8 @@ void ThreadRecorder::ChargeAlloc(const LiveBlock& block, const NativeMove& move)
 }
 
 int ThreadRecorder::LevelOf(const LiveBlock& block) const {
-  if (block.thread != index_ || !SameWindow(block.window, window_.load(std::memory_order_relaxed))) {
+  if (block.thread != index_ ||
+      !SameWindow(block.window, window_.load(std::memory_order_relaxed))) {
     return -2;  // another thread's, or from before this window
   }
   if (block.serial == 0) return -1;
@@ -456,8 +498,8 @@ void ThreadRecorder::AddNative(int place, const char* name, const char* tag, int
   constexpr auto kRelaxed = std::memory_order_relaxed;
   int owners = native_owners_.load(kRelaxed);
   int i = 0;
-  while (i < owners && (native_[i].name.load(kRelaxed) != name ||
-                        native_[i].tag.load(kRelaxed) != tag)) {
+  while (i < owners &&
+         (native_[i].name.load(kRelaxed) != name || native_[i].tag.load(kRelaxed) != tag)) {
     ++i;
   }
   if (i == kNativeOwners) {

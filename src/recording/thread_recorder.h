@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "call_stacks.h"
@@ -45,7 +46,18 @@ struct alignas(64) OpenScope {
   GpuTracer* gpu;                // the tracer it pushed its id to, or null
   ScopeMemory memory;
   uint32_t stack;  // a top-level scope's call stack id (call_stacks.h), 0 for none
+  // What a framework told more of the op (kOpDetail), set only where `detail` is: its
+  // inputs' dims and types, interned (NoteInputs; null for none); for an op autograd
+  // records (NoteSequence), its sequence number + 1 (0 for none) and the ids torch gave
+  // its forward op's thread (0 for a forward op) and its own, small counters of the
+  // threads torch has seen. Packed so that the slot stays five cache lines.
+  uint32_t forward_thread;
+  const char* inputs;
+  uint64_t sequence;
+  uint32_t torch_thread;
+  bool detail;
 };
+static_assert(sizeof(OpenScope) == 5 * 64, "a scope's slot grew a cache line");
 
 // Per-window counts for the report's warnings, written by the owner only (but one),
 // off the common path.
@@ -55,13 +67,14 @@ struct RecorderCounters {
   OwnedCounter dropped;         // calls lost to the buffer budget or depth bound
   OwnedCounter lost_places;     // a scope touched more than ScopeMemory::kSlots
   OwnedCounter dropped_memory;  // memory records lost to the buffer budget
+  OwnedCounter autograd_ops;    // calls recorded with torch's sequence number (kOpDetail)
   // This thread's scopes of the window ended on another thread: written by that thread,
   // so a real atomic add.
   std::atomic<int64_t> abandoned{0};
 
   void Clear() {
     for (OwnedCounter* c :
-         {&forced_closes, &foreign_ends, &dropped, &lost_places, &dropped_memory}) {
+         {&forced_closes, &foreign_ends, &dropped, &lost_places, &dropped_memory, &autograd_ops}) {
       *c = 0;
     }
     abandoned.store(0, std::memory_order_relaxed);
@@ -101,14 +114,13 @@ class ThreadRecorder {
   // top, no stack to take, no GPU tracer): a handful of loads and stores around the clock
   // read, no call. The rest is BeginSlow's, out of line, so that its calls cost the
   // common case no saved registers.
-  __attribute__((always_inline)) bool Begin(const void* owner, const char* name,
-                                            const char* tag, uint64_t window, uint32_t* depth) {
+  __attribute__((always_inline)) bool Begin(const void* owner, const char* name, const char* tag,
+                                            uint64_t window, uint32_t* depth) {
     const uint32_t d = depth_.load(std::memory_order_relaxed);
-    const bool rare =
-        window_.load(std::memory_order_relaxed) != window || d >= kMaxDepth ||
-        (d > 0 ? stack_[d - 1].owner.load(std::memory_order_relaxed) == kAbandoned
-               : g_stack_capture.load(std::memory_order_relaxed) != nullptr) ||
-        g_gpu_tracer.load(std::memory_order_relaxed) != nullptr;
+    const bool rare = window_.load(std::memory_order_relaxed) != window || d >= kMaxDepth ||
+                      (d > 0 ? stack_[d - 1].owner.load(std::memory_order_relaxed) == kAbandoned
+                             : g_stack_capture.load(std::memory_order_relaxed) != nullptr) ||
+                      g_gpu_tracer.load(std::memory_order_relaxed) != nullptr;
     if (__builtin_expect(rare, 0)) return BeginSlow(owner, name, tag, window, depth);
     const uint64_t serial = next_serial_.load(std::memory_order_relaxed) + 1;
     next_serial_.store(serial, std::memory_order_relaxed);
@@ -121,11 +133,11 @@ class ThreadRecorder {
 
   // Writes the slot of a scope begun at depth `d`, all but its start.
   __attribute__((always_inline)) OpenScope& Fill(uint32_t d, const void* owner, const char* name,
-                                                 const char* tag, uint64_t window,
-                                                 uint64_t serial, uint32_t stack,
-                                                 GpuTracer* gpu) {
+                                                 const char* tag, uint64_t window, uint64_t serial,
+                                                 uint32_t stack, GpuTracer* gpu) {
     OpenScope& scope = stack_[d];
     scope.stack = stack;  // read only at depth 0
+    scope.detail = false;
     scope.name = name;
     scope.tag = tag;
     scope.owner.store(owner, std::memory_order_relaxed);
@@ -153,6 +165,16 @@ class ThreadRecorder {
       EndSlow(owner, depth, end_tick);
     }
   }
+
+  // Note what a framework tells of the op whose scope `owner` (a RecordEvent) has just
+  // begun on this thread, if it did begin one and is still the innermost: its record
+  // carries it (kOpDetail). NoteInputs: its inputs' dims and types (interned here).
+  // NoteSequence: torch's sequence number; `forward_thread`: for a backward node, the id
+  // torch gave its forward op's thread, else 0; `torch_thread`: the id torch gives this
+  // thread.
+  static void NoteInputs(const void* owner, std::string_view inputs);
+  static void NoteSequence(const void* owner, int64_t number, uint64_t forward_thread,
+                           uint64_t torch_thread);
 
   // Moves the start of the `count` innermost open scopes back to `tick`, none before
   // the start of the scope around them (scope_backdate.h). Owner thread only.
@@ -236,6 +258,9 @@ class ThreadRecorder {
 
   static void Bump(OwnedCounter& counter) { counter += 1; }
   // Rewinds buffer and counters when `window` is newer than what they hold.
+  // The innermost open scope of this thread's recorder if `owner` opened it (else null),
+  // marked as holding a detail (OpenScope::detail), its fields cleared the first time.
+  static OpenScope* DetailOf(const void* owner);
   void SyncWindow(uint64_t window) {
     if (window_.load(std::memory_order_relaxed) != window) StartWindow(window);
   }
@@ -290,11 +315,10 @@ class ThreadRecorder {
                       window_.load(std::memory_order_relaxed) != window ||
                       native_owners_.load(std::memory_order_relaxed) != 0 ||
                       !scope.memory.empty() || (depth == 0 && scope.stack != 0) ||
-                      scope.window.load(std::memory_order_relaxed) != window;
+                      scope.detail || scope.window.load(std::memory_order_relaxed) != window;
     // A new chunk (once in 65,536 records) also goes the slow way.
     if (__builtin_expect(rare || !buffer_.AppendInChunk(EventRecord::Call(
-                                         scope.name, scope.tag, depth, false, scope.start,
-                                         end_tick)),
+                                     scope.name, scope.tag, depth, false, scope.start, end_tick)),
                          0)) {
       EmitSlow(scope, depth, end_tick);
     }

@@ -313,8 +313,12 @@ std::vector<StepMark> ReadSteps(const std::string& dir, const Meta& meta,
 // figures so far.
 const char* Malformed(const EventRecord& r, const Meta& meta, uint64_t* bytes_read) {
   const RecordKind kind = r.kind();
-  if (kind > RecordKind::kStack) return "of no kind paddle_prof writes";
   const bool memory = kind == RecordKind::kAlloc || kind == RecordKind::kFree;
+  // Every three bits name a kind; only calls, allocations, frees and an op's inputs
+  // (kOpDetail) name a string.
+  if (r.name != nullptr && !memory && kind != RecordKind::kCall && kind != RecordKind::kOpDetail) {
+    return "of no kind paddle_prof writes";
+  }
   if (r.name == nullptr && (memory || kind == RecordKind::kCall)) {
     return "a call or memory event without a name";
   }
@@ -362,6 +366,10 @@ void ReadThread(const std::string& dir, const Meta& meta, int index, NameResolve
         }
       }
       if (kind == RecordKind::kStack) continue;  // ids of the dead process's stack table
+      if (kind == RecordKind::kOpDetail) {
+        c->autograd_ops += r.start != 0;
+        if (r.name != nullptr) r.name = names->Resolve(r.name);
+      }
       if (kind == RecordKind::kCall || kind == RecordKind::kAlloc || kind == RecordKind::kFree) {
         r.name = names->Resolve(r.name);
         const uint64_t tag = reinterpret_cast<uintptr_t>(names->Resolve(r.tag()));

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstring>
 #include <map>
@@ -12,9 +13,13 @@
 #include <vector>
 
 #include "atomic_file.h"
+#include "autograd_links.h"
 #include "call_stacks.h"
 #include "json_writer.h"
+#include "memory_categories.h"
 #include "memory_timeline.h"
+#include "model_modules.h"
+#include "op_inputs.h"
 #include "record_cursor.h"
 
 namespace paddle_prof::internal {
@@ -129,9 +134,19 @@ std::string Track(int pid, int tid) {
   return ",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) + ",\"ts\":";
 }
 
-// A complete event up to its track: `,{"name":<name>,"cat":<cat>,"ph":"X"`, its tag
-// and, for a top-level call with record_stacks, its stack's frames (innermost first).
-std::string CompleteHead(const char* name, const char* cat, const char* tag, uint32_t stack = 0) {
+// What Kineto writes of an op autograd recorded: an id of its own, its sequence
+// number and, for a backward node, the id torch gave its forward op's thread.
+struct AutogradArgs {
+  int64_t external_id;
+  int64_t sequence;
+  uint64_t forward_thread;
+};
+
+// A complete event up to its track: `,{"name":<name>,"cat":<cat>,"ph":"X"`, its tag,
+// for a top-level call with record_stacks its stack's frames (innermost first), an
+// op's `inputs` (op_inputs.h) and the `autograd` fields of an op that has them.
+std::string CompleteHead(const char* name, const char* cat, const char* tag, uint32_t stack = 0,
+                         const char* inputs = nullptr, const AutogradArgs* autograd = nullptr) {
   std::string s;
   JsonWriter w(&s);
   w.ResumeArray();
@@ -140,9 +155,15 @@ std::string CompleteHead(const char* name, const char* cat, const char* tag, uin
   w.StringField("cat", cat);
   w.StringField("ph", "X");
   const CallStack* frames = CallStackOf(stack);
-  if (tag != nullptr || frames != nullptr) {
+  if (tag != nullptr || frames != nullptr || inputs != nullptr || autograd != nullptr) {
     w.Key("args");
     w.BeginObject();
+    if (inputs != nullptr) WriteOpInputs(inputs, &w);
+    if (autograd != nullptr) {
+      w.IntField("External id", autograd->external_id);
+      w.IntField("Sequence number", autograd->sequence);
+      w.IntField("Fwd thread id", static_cast<int64_t>(autograd->forward_thread));
+    }
     if (tag != nullptr) w.StringField("tag", tag);
     if (frames != nullptr) {
       w.Key("stack");
@@ -155,21 +176,53 @@ std::string CompleteHead(const char* name, const char* cat, const char* tag, uin
   return s;
 }
 
-// CompleteHead() once per distinct name, category and tag. Names and tags are pointers
+// Whether `name` is an op's though IsOpName() does not say so: an op of another
+// namespace than aten (`c10d::allreduce_`, `torchvision::nms`), or an autograd node's
+// own scope (`MulBackward0`, inside autograd's `evaluate_function: MulBackward0`).
+bool IsOtherOpName(std::string_view name) {
+  const auto word = [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == ':';
+  };
+  if (name.empty() || !std::all_of(name.begin(), name.end(), word)) return false;
+  if (name.find("::") != std::string_view::npos) return true;
+  const size_t backward = name.rfind("Backward");
+  return backward != std::string_view::npos && backward > 0 &&
+         std::all_of(name.begin() + backward + 8, name.end(),
+                     [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
+}
+
+// A call's category as Kineto names them, which Perfetto, Holistic Trace Analysis and
+// torch.profiler's readers group by: a framework's op, a module's or layer's event, or
+// any other scope (record_event, record_function).
+const char* CallCategory(const char* name, bool plain_op_names) {
+  std::string_view module;
+  if (ModuleEventPath(name, &module)) return "python_function";
+  return IsOpName(name, plain_op_names) || IsOtherOpName(name) ? "cpu_op" : "user_annotation";
+}
+
+// CompleteHead() once per distinct name, category, tag, stack and inputs. Names, tags and
+// inputs are pointers
 // that live as long as the window's records and repeat call after call, so they are
 // told apart by address (two copies of one text are two entries, which is harmless).
+// A call's category (`cat` null) is found once, with its head.
 class HeadCache {
  public:
-  const std::string& Get(const char* name, const char* cat, const char* tag, uint32_t stack = 0) {
+  explicit HeadCache(bool plain_op_names) : plain_op_names_(plain_op_names) {}
+
+  const std::string& Get(const char* name, const char* cat, const char* tag, uint32_t stack = 0,
+                         const char* inputs = nullptr) {
     if (2 * (heads_.size() + 1) > slots_.size()) Grow();
-    for (size_t i = Hash(name, cat, tag, stack);; ++i) {
+    for (size_t i = Hash(name, cat, tag, stack, inputs);; ++i) {
       Slot& slot = slots_[i & (slots_.size() - 1)];
       if (slot.head == kEmpty) {
-        slot = {name, cat, tag, stack, heads_.size()};
-        heads_.push_back(CompleteHead(name, cat, tag, stack));
+        slot = {name, cat, tag, inputs, stack, heads_.size()};
+        heads_.push_back(CompleteHead(name,
+                                      cat != nullptr ? cat : CallCategory(name, plain_op_names_),
+                                      tag, stack, inputs));
         return heads_.back();
       }
-      if (slot.name == name && slot.cat == cat && slot.tag == tag && slot.stack == stack) {
+      if (slot.name == name && slot.cat == cat && slot.tag == tag && slot.inputs == inputs &&
+          slot.stack == stack) {
         return heads_[slot.head];
       }
     }
@@ -181,13 +234,16 @@ class HeadCache {
     const char* name = nullptr;
     const char* cat = nullptr;
     const char* tag = nullptr;
+    const char* inputs = nullptr;
     uint32_t stack = 0;
     size_t head = kEmpty;
   };
 
-  static size_t Hash(const char* name, const char* cat, const char* tag, uint32_t stack) {
+  static size_t Hash(const char* name, const char* cat, const char* tag, uint32_t stack,
+                     const char* inputs) {
     uint64_t h = (reinterpret_cast<uintptr_t>(name) + stack) * 0x9e3779b97f4a7c15u;
-    h ^= reinterpret_cast<uintptr_t>(tag) * 0xc2b2ae3d27d4eb4fu;
+    h ^= (reinterpret_cast<uintptr_t>(tag) + reinterpret_cast<uintptr_t>(inputs)) *
+         0xc2b2ae3d27d4eb4fu;
     h ^= reinterpret_cast<uintptr_t>(cat);
     return static_cast<size_t>(h ^ (h >> 29));
   }
@@ -196,12 +252,13 @@ class HeadCache {
         std::exchange(slots_, std::vector<Slot>(slots_.empty() ? 64 : 2 * slots_.size()));
     for (const Slot& s : old) {
       if (s.head == kEmpty) continue;
-      size_t i = Hash(s.name, s.cat, s.tag, s.stack);
+      size_t i = Hash(s.name, s.cat, s.tag, s.stack, s.inputs);
       while (slots_[i & (slots_.size() - 1)].head != kEmpty) ++i;
       slots_[i & (slots_.size() - 1)] = s;
     }
   }
 
+  bool plain_op_names_;
   std::vector<Slot> slots_;  // open addressing, a power of two of them, at most half used
   std::vector<std::string> heads_;
 };
@@ -250,10 +307,20 @@ void WriteMemoryCounters(TraceText* text, const Collection& c, int pid) {
   }
 }
 
-// One end of the arrow from a call to the GPU work it launched.
-void WriteFlow(TraceText* text, bool start, std::string_view track, uint64_t ns, size_t id) {
-  text->Append(start ? R"(,{"name":"launch","cat":"launch","ph":"s")"
-                     : R"(,{"name":"launch","cat":"launch","ph":"f","bp":"e")");
+// Arrows, each drawn from its start ("s") to its end ("f"), bound to the events there:
+// from a call to the GPU work it launched, and from a forward op to its backward node.
+enum class Flow { kLaunch, kForwardBackward };
+
+// One end of an arrow.
+void WriteFlow(TraceText* text, Flow flow, bool start, std::string_view track, uint64_t ns,
+               size_t id) {
+  if (flow == Flow::kLaunch) {
+    text->Append(start ? R"(,{"name":"launch","cat":"launch","ph":"s")"
+                       : R"(,{"name":"launch","cat":"launch","ph":"f","bp":"e")");
+  } else {
+    text->Append(start ? R"(,{"name":"fwdbwd","cat":"fwdbwd","ph":"s")"
+                       : R"(,{"name":"fwdbwd","cat":"fwdbwd","ph":"f","bp":"e")");
+  }
   char* p = text->Room(track.size() + 2 * kNumberBytes + 8);
   p = TraceText::Copy(p, track);
   p = TraceText::Us(p, ns);
@@ -312,8 +379,8 @@ void WriteGpu(TraceText* text, const Collection& c, const std::vector<std::strin
     const GpuLaunch& launch =
         i < c.gpu_correlation.launch.size() ? c.gpu_correlation.launch[i] : GpuLaunch{};
     if (launch.thread < 0) continue;
-    WriteFlow(text, true, thread_tracks[launch.thread], Ns(c, launch.call_start), i);
-    WriteFlow(text, false, stream, Ns(c, a.start), i);
+    WriteFlow(text, Flow::kLaunch, true, thread_tracks[launch.thread], Ns(c, launch.call_start), i);
+    WriteFlow(text, Flow::kLaunch, false, stream, Ns(c, a.start), i);
   }
 }
 
@@ -353,9 +420,12 @@ bool WriteChromeTrace(const Collection& c, const std::string& path, std::string*
       step_start = c.steps[i].tick;
     }
   }
-  HeadCache heads;
+  HeadCache heads(c.plain_op_names);
+  const AutogradLinks links = LinkForwardToBackward(c);
+  int64_t external_id = 0;                 // of the ops autograd recorded
   std::vector<std::string> thread_tracks;  // by position in c.threads
-  for (const ThreadSnapshot& t : c.threads) {
+  for (size_t position = 0; position < c.threads.size(); ++position) {
+    const ThreadSnapshot& t = c.threads[position];
     std::string name = "thread" + std::to_string(t.index);
     if (!t.name.empty()) name += " (" + t.name + ")";
     AppendEvents(&text, [&](JsonWriter* w) { WriteThreadName(w, pid, t.os_tid, name, t.index); });
@@ -364,10 +434,21 @@ bool WriteChromeTrace(const Collection& c, const std::string& path, std::string*
     for (RecordCursor records(t); records.NextCall();) {
       if (!Kept(c, records.call())) continue;
       const RecordedCall& call = records.call();
-      // Every complete event has a category; a call's is empty, two bytes of each of
-      // millions (steps and GPU work have theirs).
-      WriteComplete(&text, heads.Get(call.name, "", call.tag, call.stack), thread_tracks.back(),
-                    Ns(c, call.start), Ns(c, call.end));
+      if (call.sequence < 0) {
+        WriteComplete(&text, heads.Get(call.name, nullptr, call.tag, call.stack, call.inputs),
+                      thread_tracks.back(), Ns(c, call.start), Ns(c, call.end));
+        continue;
+      }
+      const AutogradArgs autograd{++external_id, call.sequence, call.forward_thread};
+      WriteComplete(&text,
+                    CompleteHead(call.name, CallCategory(call.name, c.plain_op_names), call.tag,
+                                 call.stack, call.inputs, &autograd),
+                    thread_tracks.back(), Ns(c, call.start), Ns(c, call.end));
+      if (const auto link = links.find(CallKey(position, call.index)); link != links.end()) {
+        // Past the launches' ids (their GPU work's index), so that no reader pairs the two.
+        WriteFlow(&text, Flow::kForwardBackward, link->second.forward, thread_tracks.back(),
+                  Ns(c, call.start), c.gpu.activities.size() + link->second.id);
+      }
     }
   }
   WriteGpu(&text, c, thread_tracks, &heads);

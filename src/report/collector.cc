@@ -30,6 +30,7 @@ void CollectRecorder(const ThreadRecorder& r, const KeptStart* kept_from, Collec
   c->dropped += counters.dropped;
   c->dropped_memory += counters.dropped_memory;
   c->lost_places += counters.lost_places;
+  c->autograd_ops += counters.autograd_ops;
   for (int place = 0; place < static_cast<int>(c->places.size()); ++place) {
     NoEventUsage u;
     u.thread = r.index();

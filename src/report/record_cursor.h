@@ -32,6 +32,14 @@ struct RecordedCall {
   bool has_gpu_scope = false;  // the GPU was traced and the call was recorded whole
   uint64_t gpu_scope = 0;      // the id its scope pushed to the GPU tracer
   uint32_t stack = 0;          // a top-level call's stack id (call_stacks.h), 0 for none
+  // What a framework told of an op (op_details.h): its inputs' dims and types as JSON
+  // (null for none); for an op autograd recorded, torch's sequence number (-1 for
+  // none) and the ids torch gave its forward op's thread (0 for a forward op) and its
+  // own thread.
+  const char* inputs = nullptr;
+  int64_t sequence = -1;
+  uint64_t forward_thread = 0;
+  uint64_t torch_thread = 0;
 
   uint64_t duration() const { return end > start ? end - start : 0; }
 };
@@ -142,6 +150,15 @@ class RecordCursor {
     call_.has_gpu_scope = NextIs(RecordKind::kGpuScope);
     call_.gpu_scope = call_.has_gpu_scope ? At(next_++).start : 0;
     call_.stack = NextIs(RecordKind::kStack) ? static_cast<uint32_t>(At(next_++).start) : 0;
+    call_.inputs = nullptr;
+    call_.sequence = -1;
+    if (NextIs(RecordKind::kOpDetail)) {
+      const EventRecord& s = At(next_++);
+      call_.inputs = s.name;
+      call_.sequence = static_cast<int64_t>(s.start) - 1;
+      call_.forward_thread = s.end;
+      call_.torch_thread = s.tag_bits & EventRecord::kPointerMask;
+    }
   }
 
   const ThreadSnapshot& thread_;

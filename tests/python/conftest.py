@@ -1,7 +1,9 @@
 """Every test starts and ends with no profiler running; a test marked `torch` runs only
-where PyTorch and the torch bridge are there."""
+where PyTorch and the torch bridge are there; `trace_analysis` is Holistic Trace
+Analysis's reader of traces."""
 
 import functools
+import os
 
 import pytest
 
@@ -34,3 +36,13 @@ def no_profiler_left_running():
     if _core.is_enabled():
         _core.stop_profiler("total", "", False)
         pytest.fail("the test left a profiler running")
+
+
+@pytest.fixture
+def trace_analysis():
+    """HTA's TraceAnalysis; scripts/test.sh installs HTA beside torch 2.x and sets
+    PADDLE_PROF_REQUIRE_HTA, so that there a missing HTA fails instead of skipping."""
+    if os.environ.get("PADDLE_PROF_REQUIRE_HTA") == "1":
+        from hta.trace_analysis import TraceAnalysis
+        return TraceAnalysis
+    return pytest.importorskip("hta.trace_analysis").TraceAnalysis

@@ -104,7 +104,7 @@ def test_dataloader_workers_are_merged_with_exact_calls(tmp_path, context):
         assert f'pid{pid}::aten::add' in table
         # record_shapes reached the worker too: a row per input shape.
         assert {e['tag'] for e in split['events']
-                if e['name'] == 'aten::add' and e.get('process') == pid} == {'[[4], [], []]'}
+                if e['name'] == 'aten::add' and e.get('process') == pid} == {'[[4], []]'}
     assert calls(split, 'aten::add', split['process']['pid']) == 0
 
 

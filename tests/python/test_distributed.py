@@ -74,15 +74,6 @@ def test_each_rank_names_the_users_module_inside_the_ddp_wrapper(two_ranks):
             assert step["phases_ms"]["forward"] > 0 and step["phases_ms"]["backward"] > 0
 
 
-def holistic_trace_analysis():
-    """HTA's TraceAnalysis; scripts/test.sh installs HTA beside torch 2.x and sets
-    PADDLE_PROF_REQUIRE_HTA, so that there a missing HTA fails instead of skipping."""
-    if os.environ.get("PADDLE_PROF_REQUIRE_HTA") == "1":
-        from hta.trace_analysis import TraceAnalysis
-        return TraceAnalysis
-    return pytest.importorskip("hta.trace_analysis").TraceAnalysis
-
-
 def ops_by_pid(analysis, rank):
     """{pid: Counter of event names} of one rank of an HTA TraceAnalysis."""
     names = analysis.t.symbol_table.get_sym_table()
@@ -100,8 +91,9 @@ def calls_by_name(summary):
     return calls
 
 
-def test_holistic_trace_analysis_reads_each_rank_with_its_ops_and_steps(two_ranks, tmp_path):
-    TraceAnalysis = holistic_trace_analysis()
+def test_holistic_trace_analysis_reads_each_rank_with_its_ops_and_steps(two_ranks, tmp_path,
+                                                                      trace_analysis):
+    TraceAnalysis = trace_analysis
     out_dir, summaries = two_ranks
     steps = {f"ProfilerStep#{i}": 1 for i in range(5)}  # Kineto's names, HTA's iterations
     # The ranks' own traces, one per rank as PyTorch's: HTA finds each rank in its file.

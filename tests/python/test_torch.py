@@ -45,13 +45,35 @@ def test_record_shapes_tags_ops_with_their_input_shapes():
     assert calls(prof.report, 'aten::mm', '[[6, 5], [5, 4]]') == 1
 
 
-def test_record_shapes_shows_the_values_of_a_list_of_ints():
-    with paddle_prof.torch.profiler('CPU', record_shapes=True, stream=io.StringIO()) as prof:
+def test_record_shapes_shows_the_values_of_a_list_of_ints_and_no_absent_input(tmp_path):
+    path = tmp_path / 'trace.json'
+    with paddle_prof.torch.profiler('CPU', profile_path=str(path), record_shapes=True,
+                                    stream=io.StringIO()) as prof:
         x = torch.empty(64, 16, 28, 28)
         x.view(64, -1)
-    empties = [e.tag for e in prof.report.events if e.name == 'aten::empty']
-    assert len(empties) == 1 and empties[0].startswith('[[64, 16, 28, 28], '), empties
+        torch.cat([x, x]).sum(dtype=torch.float64)
+    # The tag shows tensors' shapes and lists of ints, and no scalar, None or device.
+    empties = {e.tag for e in prof.report.events if e.name == 'aten::empty'}
+    assert '[[64, 16, 28, 28]]' in empties
+    assert all(re.fullmatch(r'\[\[[0-9, ]+\]\]', tag) for tag in empties), empties
     assert calls(prof.report, 'aten::view', '[[64, 16, 28, 28], [64, -1]]') == 1
+    assert calls(prof.report, 'aten::cat', '[[[64, 16, 28, 28], [64, 16, 28, 28]]]') == 1
+    assert calls(prof.report, 'aten::sum', '[[128, 16, 28, 28]]') == 1
+    # The trace keeps every input, as torch.profiler's does: Input Dims and Input type.
+    trace = json.loads(path.read_text())['traceEvents']
+    args = {}
+    for e in sorted((e for e in trace if e.get('ph') == 'X'), key=lambda e: e['ts']):
+        args.setdefault(e['name'], e.get('args', {}))  # each op's first, outermost event
+    assert args['aten::empty']['tag'] == '[[64, 16, 28, 28]]'
+    assert args['aten::empty']['Input Dims'][0] == [64, 16, 28, 28]
+    assert args['aten::empty']['Input type'][0] == 'ScalarList'
+    assert len(args['aten::empty']['Input Dims']) == len(args['aten::empty']['Input type']) > 1
+    assert args['aten::view']['Input Dims'] == [[64, 16, 28, 28], [64, -1]]
+    assert args['aten::view']['Input type'] == ['float', 'ScalarList']
+    assert args['aten::cat']['Input Dims'] == [[[64, 16, 28, 28], [64, 16, 28, 28]], []]
+    assert args['aten::cat']['Input type'] == ['TensorList', 'Scalar']
+    assert args['aten::sum']['Input Dims'] == [[128, 16, 28, 28], []]
+    assert args['aten::sum']['Input type'] == ['float', 'Scalar']
 
 
 def test_torch_empty_of_a_known_size_is_exact():
@@ -147,6 +169,63 @@ def test_autograd_nodes_nest_inside_their_engine_scope_and_around_their_ops(tmp_
     assert len(nodes) == 3
     assert all(inside(n, 'autograd::engine::evaluate_function: MulBackward0') for n in nodes)
     assert sum(inside(m, 'MulBackward0') for m in events if m['name'] == 'aten::mul') == 3
+
+
+def test_the_trace_links_each_forward_op_to_its_backward_node(tmp_path):
+    x = torch.ones(4, requires_grad=True)
+    w = torch.full((4,), 2.0)
+    path = tmp_path / 'trace.json'
+    with paddle_prof.torch.profiler('CPU', profile_path=str(path), stream=io.StringIO()):
+        for _ in range(3):
+            (x * w).sum().backward()
+    trace = json.loads(path.read_text())['traceEvents']
+    ops = {(e['tid'], e['ts']): e for e in trace if e.get('ph') == 'X'}
+    ends = {}
+    for flow in (e for e in trace if e.get('cat') == 'fwdbwd'):
+        ends.setdefault(flow['id'], {})[flow['ph']] = ops[(flow['tid'], flow['ts'])]
+    pairs = sorted((e['s']['name'], e['f']['name'].split(': ')[-1]) for e in ends.values())
+    assert pairs == [('aten::mul', 'MulBackward0')] * 3 + [('aten::sum', 'SumBackward0')] * 3
+    for e in ends.values():
+        forward, backward = e['s'], e['f']
+        assert forward['cat'] == 'cpu_op' and backward['ts'] > forward['ts']
+        assert forward['args']['Sequence number'] == backward['args']['Sequence number']
+        assert forward['args']['Fwd thread id'] == 0 and backward['args']['Fwd thread id'] > 0
+    # ATen's ops and autograd's nodes are ops, as Kineto has them.
+    assert {e['cat'] for e in ops.values()
+            if e['name'].startswith('aten::') or 'Backward' in e['name']} == {'cpu_op'}
+
+
+def test_holistic_trace_analysis_reads_the_input_dims_and_links_forward_to_backward(
+        tmp_path, trace_analysis):
+    import pandas
+    from hta.common.trace import add_fwd_bwd_links
+    x = torch.ones(4, requires_grad=True)
+    w = torch.full((4,), 2.0)
+    a, b = torch.ones(4, 5), torch.ones(5, 6)
+    traces = tmp_path / 'traces'
+    traces.mkdir()
+    path = traces / 'rank0.json'
+    with paddle_prof.torch.profiler('CPU', profile_path=str(path), record_shapes=True,
+                                    stream=io.StringIO()):
+        for _ in range(3):
+            (x * w).sum().backward()
+            torch.mm(a, b)
+    for other in traces.glob('rank0.json.*'):  # the summary and the page
+        other.unlink()
+    analysis = trace_analysis(trace_dir=str(traces), include_last_profiler_step=True)
+    df = analysis.t.get_trace(0)
+    mm = df[df['name'] == analysis.t.symbol_table.get_sym_id_map()['aten::mm']]
+    assert len(mm) == 3
+    assert all(dims == [[4, 5], [5, 6]] for dims in mm['input_dims']), mm['input_dims']
+    assert all(types == ['float', 'float'] for types in mm['input_type'])
+    # HTA's parser drops events without a duration, flows among them, before it links
+    # them; its linking, given the trace's events, pairs each forward op with its node.
+    events = pandas.DataFrame(json.loads(path.read_text())['traceEvents']).reset_index()
+    add_fwd_bwd_links(events)
+    forward = events[events['fwdbwd'] == 0]
+    backward = events.loc[forward['fwdbwd_index']]
+    pairs = sorted(zip(forward['name'], (n.split(': ')[-1] for n in backward['name'])))
+    assert pairs == [('aten::mul', 'MulBackward0')] * 3 + [('aten::sum', 'SumBackward0')] * 3
 
 
 def test_ops_open_as_a_window_closes_or_opens_leave_each_window_exact():

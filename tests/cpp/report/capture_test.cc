@@ -225,8 +225,8 @@ TEST(Capture, AMalformedRecordEndsItsThreadWithAWarningNamingTheFile) {
   warned(four_eib, "past 4 EiB (2^62 bytes) of memory figures in all");
   warned({op, EventRecord::Call(kOp, nullptr, 0, false, 103, UINT64_MAX)},
          "a tick past 146 years after the window's start");
-  EventRecord no_kind = op;
-  no_kind.tag_bits |= uint64_t{7} << 60;
+  EventRecord no_kind = op;  // a name on a kind that carries none
+  no_kind.tag_bits |= static_cast<uint64_t>(RecordKind::kStack) << 60;
   warned({op, no_kind}, "of no kind paddle_prof writes");
 }
 

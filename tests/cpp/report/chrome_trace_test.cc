@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <utility>
@@ -16,6 +17,7 @@
 
 #include "flags.h"
 #include "memory_timeline.h"
+#include "op_details.h"
 #include "paddle_prof/paddle_prof.h"
 #include "test_util.h"
 
@@ -104,6 +106,142 @@ TEST(ChromeTraceTest, TimesAreMicrosecondsWithThreeDecimalsOfWholeNanoseconds) {
   std::remove(path.c_str());
 }
 
+// Each call has Kineto's category: a framework's op, a module's event, any other scope.
+TEST(ChromeTraceTest, CallsHaveKinetosCategories) {
+  const std::string path = TempPath("trace_categories");
+  EnableProfiler(ProfilerState::kCPU);
+  {
+    RecordEvent step("train_step");
+    RecordEvent module("nn.Module: Net.fc1");
+    RecordEvent op("aten::linear");
+    RecordEvent node("autograd::engine::evaluate_function: AddmmBackward0");
+    RecordEvent plain("matmul");  // an op only where a framework names them so (Paddle)
+    RecordEvent other("c10d::allreduce_");
+    RecordEvent node_scope("MulBackward0");
+    RecordEvent optimizer("Optimizer.step#SGD.step");
+  }
+  StopProfiler(EventSortingKey::kTotal, path);
+  const nlohmann::json trace = nlohmann::json::parse(ReadText(path));
+  std::map<std::string, std::string> cat;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("ph") == "X") cat[e.at("name")] = e.at("cat");
+  }
+  EXPECT_EQ(cat, (std::map<std::string, std::string>{
+                     {"train_step", "user_annotation"},
+                     {"nn.Module: Net.fc1", "python_function"},
+                     {"aten::linear", "cpu_op"},
+                     {"autograd::engine::evaluate_function: AddmmBackward0", "cpu_op"},
+                     {"matmul", "user_annotation"},
+                     {"c10d::allreduce_", "cpu_op"},
+                     {"MulBackward0", "cpu_op"},
+                     {"Optimizer.step#SGD.step", "user_annotation"}}));
+  std::remove(path.c_str());
+  std::remove((path + ".summary.json").c_str());
+}
+
+// An op autograd recorded carries Kineto's fields, and a forward op is linked to its
+// backward node by an arrow: of the forward ops with the node's sequence number on its
+// forward thread, the one that began last (the others made no node of their own).
+TEST(ChromeTraceTest, AForwardOpIsLinkedToItsBackwardNode) {
+  const std::string path = TempPath("trace_fwdbwd");
+  EnableProfiler(ProfilerState::kCPU);
+  {
+    RecordEvent view("aten::view");
+    internal::NoteOpSequence(&view, 7, 0, 1);
+  }
+  {
+    RecordEvent mul("aten::mul");
+    internal::NoteOpSequence(&mul, 7, 0, 1);
+  }
+  {
+    RecordEvent zeros("aten::zeros");  // recorded without a number
+  }
+  {
+    RecordEvent node("autograd::engine::evaluate_function: MulBackward0");
+    internal::NoteOpSequence(&node, 7, 1, 2);
+    RecordEvent inner("aten::mul");  // a number noted for another scope is not its
+    internal::NoteOpSequence(&node, 8, 0, 2);
+  }
+  {
+    RecordEvent orphan("autograd::engine::evaluate_function: AddBackward0");
+    internal::NoteOpSequence(&orphan, 3, 1, 2);  // its forward op ran before the window
+  }
+  StopProfiler(EventSortingKey::kTotal, path);
+  const nlohmann::json trace = nlohmann::json::parse(ReadText(path));
+  std::map<std::string, std::vector<nlohmann::json>> ops;
+  std::vector<nlohmann::json> flows;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("ph") == "X") ops[e.at("name")].push_back(e);
+    if (e.value("cat", "") == "fwdbwd") flows.push_back(e);
+  }
+  const nlohmann::json& mul = ops.at("aten::mul").at(0);
+  EXPECT_EQ(mul.at("args").at("Sequence number"), 7);
+  EXPECT_EQ(mul.at("args").at("Fwd thread id"), 0);
+  EXPECT_FALSE(ops.at("aten::mul").at(1).contains("args"));  // the node's inner op
+  EXPECT_FALSE(ops.at("aten::zeros").at(0).contains("args"));
+  const nlohmann::json& node = ops.at("autograd::engine::evaluate_function: MulBackward0").at(0);
+  EXPECT_EQ(node.at("args").at("Sequence number"), 7);
+  EXPECT_EQ(node.at("args").at("Fwd thread id"), 1);
+  std::set<int64_t> external_ids;
+  for (const auto& [name, events] : ops) {
+    for (const auto& e : events) {
+      if (e.contains("args")) external_ids.insert(e.at("args").at("External id").get<int64_t>());
+    }
+  }
+  EXPECT_EQ(external_ids.size(), 4u);  // view, mul, and the two nodes: one id each
+  ASSERT_EQ(flows.size(), 2u);
+  EXPECT_EQ(flows[0].at("ph"), "s");
+  EXPECT_EQ(flows[0].at("ts"), mul.at("ts"));
+  EXPECT_EQ(flows[0].at("tid"), mul.at("tid"));
+  EXPECT_EQ(flows[1].at("ph"), "f");
+  EXPECT_EQ(flows[1].at("bp"), "e");
+  EXPECT_EQ(flows[1].at("ts"), node.at("ts"));
+  EXPECT_EQ(flows[0].at("id"), flows[1].at("id"));
+  std::remove(path.c_str());
+  std::remove((path + ".summary.json").c_str());
+}
+
+// An op's inputs, as a bridge notes them, become Kineto's `Input Dims` and `Input
+// type` beside its tag; what is not a bridge's writing (a torn capture) becomes nothing.
+TEST(ChromeTraceTest, AnOpsInputsBecomeInputDimsAndTypes) {
+  const std::string path = TempPath("trace_inputs");
+  EnableProfiler(ProfilerState::kCPU);
+  {
+    RecordEvent cat("aten::cat", "[[[2, 3], [4, 3]]]");
+    internal::NoteOpInputs(&cat, R"([[[[2, 3], [4, 3]], []], ["TensorList", "Scalar"]])");
+  }
+  {
+    RecordEvent empty("aten::empty", "[[64, 16, 28, 28]]");
+    internal::NoteOpInputs(&empty, R"([[[64, 16, 28, 28], [], []], ["ScalarList", "Scalar", ""]])");
+  }
+  for (const char* torn : {R"([[[2]], ["float", "float"]])", R"([[["2"]], ["float"]])",
+                           R"([[[2]], [1]])", "[[[2]]", R"({"Input Dims": [[2]]})"}) {
+    RecordEvent relu("aten::relu", "[[2]]");
+    internal::NoteOpInputs(&relu, torn);
+  }
+  StopProfiler(EventSortingKey::kTotal, path);
+  const nlohmann::json trace = nlohmann::json::parse(ReadText(path));
+  std::map<std::string, std::vector<nlohmann::json>> args;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("ph") == "X") args[e.at("name")].push_back(e.at("args"));
+  }
+  EXPECT_EQ(args.at("aten::cat").at(0).at("Input Dims"),
+            nlohmann::json::parse("[[[2, 3], [4, 3]], []]"));
+  EXPECT_EQ(args.at("aten::cat").at(0).at("Input type"),
+            nlohmann::json::parse(R"(["TensorList", "Scalar"])"));
+  EXPECT_EQ(args.at("aten::cat").at(0).at("tag"), "[[[2, 3], [4, 3]]]");
+  EXPECT_EQ(args.at("aten::empty").at(0).at("Input Dims"),
+            nlohmann::json::parse("[[64, 16, 28, 28], [], []]"));
+  EXPECT_EQ(args.at("aten::empty").at(0).at("Input type"),
+            nlohmann::json::parse(R"(["ScalarList", "Scalar", ""])"));
+  ASSERT_EQ(args.at("aten::relu").size(), 5u);
+  for (const nlohmann::json& relu : args.at("aten::relu")) {
+    EXPECT_EQ(relu, nlohmann::json::parse(R"({"tag": "[[2]]"})"));
+  }
+  std::remove(path.c_str());
+  std::remove((path + ".summary.json").c_str());
+}
+
 // Over a megabyte, so the file is written in several pieces; one name under several
 // tags on two threads, each event with its own.
 TEST(ChromeTraceTest, EachCallKeepsItsTagThreadAndTimesInALargeTrace) {
@@ -127,7 +265,7 @@ TEST(ChromeTraceTest, EachCallKeepsItsTagThreadAndTimesInALargeTrace) {
   for (const auto& e : trace.at("traceEvents")) {
     if (e.at("ph") != "X") continue;
     EXPECT_EQ(e.at("name"), "op");
-    EXPECT_EQ(e.at("cat"), "");
+    EXPECT_EQ(e.at("cat"), "user_annotation");
     EXPECT_LE(e.at("ts").get<double>() + e.at("dur").get<double>(), report.wall_ms * 1000 + 1e-6);
     const std::string tag = e.contains("args") ? e.at("args").at("tag").get<std::string>() : "-";
     ++calls_by_tid_and_tag[{e.at("tid").get<int>(), tag}];

@@ -37,13 +37,14 @@ struct Buffer {
   }
 };
 
-TEST(RecordCursorTest, AFreeSaysWhereItsBlockCameFromAndATopLevelCallItsStack) {
+TEST(RecordCursorTest, AFreeSaysWhereItsBlockCameFromAndACallItsStackAndOpDetails) {
   Buffer b;
   b.Add(EventRecord::Memory(RecordKind::kAlloc, 0, "op", nullptr, 5, 64));
   b.Add(EventRecord::FreeOrigin(3, 1));  // stray: no free before it, read by nothing
   b.Add(EventRecord::Call("op", nullptr, 0, false, 4, 9));
   b.AddMemory(0, Memory(64, 64, 1, 0, 0));
   b.Add(EventRecord::Stack(12));
+  b.Add(EventRecord::OpDetail("[[[4]], [\"float\"]]", 42, 3, 2));
   b.Add(EventRecord::Memory(RecordKind::kFree, 0, "op", nullptr, 11, 64));
   b.Add(EventRecord::FreeOrigin(7, 5));
   b.Add(EventRecord::Memory(RecordKind::kFree, 0, "[before profiling]", nullptr, 13, 8));
@@ -53,6 +54,10 @@ TEST(RecordCursorTest, AFreeSaysWhereItsBlockCameFromAndATopLevelCallItsStack) {
   ASSERT_TRUE(calls.NextCall());
   EXPECT_EQ(calls.call().places, 1);
   EXPECT_EQ(calls.call().stack, 12u);
+  EXPECT_EQ(calls.call().sequence, 41);
+  EXPECT_EQ(calls.call().forward_thread, 3u);
+  EXPECT_EQ(calls.call().torch_thread, 2u);
+  EXPECT_STREQ(calls.call().inputs, "[[[4]], [\"float\"]]");
   EXPECT_FALSE(calls.NextCall());  // the frees and their origins are no calls
 
   RecordCursor records(t);
@@ -107,6 +112,7 @@ TEST(RecordCursorTest, ACallComesWithItsMemoryFiguresAndItsGpuScope) {
   b.AddMemory(0, Memory(4096, 4096, 1, 0, 0));
   b.AddMemory(2, Memory(10, 30, 3, 20, 2));
   b.Add(EventRecord::GpuScope(77));
+  b.Add(EventRecord::OpDetail(nullptr, 6, 0, 1));
   b.Add(EventRecord::Memory(RecordKind::kFree, 1, "[no event]", nullptr, 11, 4096));
   b.Add(EventRecord::Call("relu", nullptr, 0, true, 1, 12));
 
@@ -144,12 +150,15 @@ TEST(RecordCursorTest, ACallComesWithItsMemoryFiguresAndItsGpuScope) {
   EXPECT_EQ(conv.memory[1].stats.free_count, 2);
   EXPECT_TRUE(conv.has_gpu_scope);
   EXPECT_EQ(conv.gpu_scope, 77u);
+  EXPECT_EQ(conv.sequence, 5);
+  EXPECT_EQ(conv.inputs, nullptr);
 
   ASSERT_TRUE(records.NextCall());  // past the free
-  EXPECT_EQ(records.call().index, 8u);
+  EXPECT_EQ(records.call().index, 9u);
   EXPECT_TRUE(records.call().cut);
   EXPECT_EQ(records.call().places, 0);  // nothing of conv's carries over
   EXPECT_FALSE(records.call().has_gpu_scope);
+  EXPECT_EQ(records.call().sequence, -1);
   EXPECT_FALSE(records.NextCall());
   EXPECT_FALSE(records.NextCall());  // and stays at the end
 }
