@@ -74,10 +74,28 @@ with paddle_prof.profiler('CPU', stream=io.StringIO()) as prof:
         x = paddle_prof.empty((1000, 784), dtype='float32')
 assert prof.report.events[0].memory['CPU']['peak_bytes'] == 3136000, prof.report.table()
 ")
+# Installing gives the command paddle-prof, the same as python3 -m paddle_prof.
+(cd "$venv" && printf '%s\n' 'import paddle_prof' \
+   'with paddle_prof.record_event("fill_constant"):' \
+   '    x = paddle_prof.empty((1000, 784), dtype="float32")' > fill.py &&
+   "$venv/bin/paddle-prof" --help | grep '^usage: paddle-prof ' > /dev/null &&
+   "$venv/bin/paddle-prof" run -- fill.py | grep 'fill_constant .*2.99 MiB' > /dev/null)
 # Installing registers the pytest plugin (entry point pytest11).
 # grep reads all of the help: with -q it would stop early and fail the pipe (pipefail).
 (cd "$venv" && "$venv/bin/python" -m pytest --help | grep -- --paddle-prof-save > /dev/null)
 echo "install: pip install --no-build-isolation . passed"
+rm -rf "$venv"
+# With build isolation (setuptools from PyPI), in a bare environment: pip wheel, then
+# the wheel installed, numpy from PyPI; the command runs a profile.
+venv="$(mktemp -d)"
+"$python" -m venv "$venv"
+"$venv/bin/python" -m pip wheel -q --no-deps -w "$venv/wheels" . > /dev/null
+"$venv/bin/python" -m pip install -q "$venv"/wheels/paddle_prof-*.whl > /dev/null
+(cd "$venv" && printf '%s\n' 'import paddle_prof' \
+   'with paddle_prof.record_event("fill_constant"):' \
+   '    x = paddle_prof.empty((1000, 784), dtype="float32")' > fill.py &&
+   "$venv/bin/paddle-prof" run -- fill.py | grep 'fill_constant .*2.99 MiB' > /dev/null)
+echo "install: pip wheel . with build isolation passed"
 rm -rf "$venv"
 if [ "${PADDLE_PROF_SANITIZERS:-1}" != 0 ]; then
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \

@@ -36,9 +36,15 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see --help)\n")
 
 
+def _prog() -> str:
+    """How the user called us: the installed command, or the module."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return name if name.startswith("paddle-prof") else "python3 -m paddle_prof"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="python3 -m paddle_prof",
+        prog=_prog(),
         description="Profile a Python program with paddle_prof and print the report at exit.")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser(

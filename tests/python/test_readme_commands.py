@@ -2,7 +2,8 @@
 checkout's root, after the main job: each line of their ``sh`` blocks runs, in order (the
 README first, then the docs pages sorted by name, so a page may use what the README's
 commands wrote), in a copy of the root (links to its files, ``build`` the build under
-test), so a command is tested the day it is written.
+test, and ``.venv/bin/paddle-prof``, which the main job installs, the command of the build
+under test), so a command is tested the day it is written.
 
 Left out, each for its reason (SKIPPED): the fresh-machine commands, the build block and
 the virtual environment's install, which ``scripts/test.sh`` runs itself. Commands shown
@@ -15,6 +16,7 @@ import pathlib
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -96,10 +98,18 @@ def _scratch_root(tmp_path):
     listed = subprocess.run(['git', '-C', str(ROOT), 'ls-files'], capture_output=True,
                             text=True)
     names = ({p.split('/')[0] for p in listed.stdout.split()} if listed.returncode == 0
-             else set(os.listdir(ROOT)) - {'build'})
+             else set(os.listdir(ROOT)) - {'build', '.venv'})
     for name in sorted(names):
         (root / name).symlink_to(ROOT / name)
     (root / 'build').symlink_to(build)
+    # What pip's console script does, with the package of the build under test.
+    command = root / '.venv' / 'bin' / 'paddle-prof'
+    command.parent.mkdir(parents=True)
+    command.write_text(
+        f'#!/bin/sh\nPYTHONPATH={build / "python"}${{PYTHONPATH:+:$PYTHONPATH}} exec '
+        f'{sys.executable} -c "import sys; sys.argv[0] = \'paddle-prof\'; '
+        f'from paddle_prof.cli import main; sys.exit(main())" "$@"\n')
+    command.chmod(0o755)
     return root
 
 
