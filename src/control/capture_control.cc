@@ -52,7 +52,7 @@ bool WriteCaptureFile(const std::string& dir, const char* name, std::string_view
 // The window's meta (rewritten whole: places appear late) and the process's mappings
 // (libraries load late), at open and at each step mark.
 bool WriteCaptureMeta(const Control& control, std::string* error) {
-  const CaptureTarget& capture = *control.capture;
+  const CaptureTarget& capture = *control.capture.open;
   char rate[64];
   std::snprintf(rate, sizeof(rate), "%.17g", Clock::NsPerTick());
   std::string meta = std::string(kCaptureMetaMagic) + "window " + std::to_string(capture.window) + "\npid " +
@@ -85,7 +85,7 @@ void AppendCaptureStep(const Control& control, const StepMark& step) {
     }
   }
   line += "\n";
-  const std::string path = CaptureFile(control.capture->dir, "steps");
+  const std::string path = CaptureFile(control.capture.open->dir, "steps");
   const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return;
   if (write(fd, line.data(), line.size()) < 0) {  // one write: a kill leaves whole lines
@@ -108,41 +108,41 @@ std::string AbsoluteDir(const std::string& dir) {
 // that are gone, unless a reset keeps them for the next window in the same directory. A
 // window that stops normally leaves no capture behind.
 void EndCapture(Control& control, CaptureFiles files) {
-  if (control.capture == nullptr) return;
+  if (control.capture.open == nullptr) return;
   g_capture.store(nullptr, std::memory_order_release);
   CloseCaptureNames();
   if (files != CaptureFiles::kKeep) {
-    RemoveCaptureFiles(control.capture->dir, files == CaptureFiles::kKeepChunks);
+    RemoveCaptureFiles(control.capture.open->dir, files == CaptureFiles::kKeepChunks);
   }
-  control.capture = nullptr;  // kept in control.captures: a recorder may still read it
+  control.capture.open = nullptr;  // kept in control.capture.all: a recorder may still read it
 }
 
 void StartCapture(Control& control, uint64_t window, bool fresh) {
-  control.capture_warning.clear();
-  if (control.capture_dir.empty()) return;
-  const std::string dir = ExpandPathFields(control.capture_dir, control.process);
+  control.capture.warning.clear();
+  if (control.capture.dir.empty()) return;
+  const std::string dir = ExpandPathFields(control.capture.dir, control.process);
   std::string error;
-  if (control.keep_last_steps > 0) {
+  if (control.flight.keep_last_steps > 0) {
     error = "a flight recorder (keep_last_steps) reuses its memory and cannot be captured";
   } else if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
     error = std::strerror(errno);
   } else {
     if (fresh) RemoveCaptureFiles(dir);  // a capture left by a process that died
-    control.capture =
-        &control.captures.emplace_back(CaptureTarget{window, AbsoluteDir(dir)});
-    const std::string& absolute = control.capture->dir;
+    control.capture.open =
+        &control.capture.all.emplace_back(CaptureTarget{window, AbsoluteDir(dir)});
+    const std::string& absolute = control.capture.open->dir;
     if (!OpenCaptureNames(absolute, &error) ||
         !WriteCaptureFile(absolute, "steps", "", &error) || !WriteCaptureMeta(control, &error)) {
       EndCapture(control, CaptureFiles::kRemove);
     }
   }
-  if (control.capture == nullptr) {
-    control.capture_warning = "capture_dir '" + dir + "': cannot capture there (" + error +
+  if (control.capture.open == nullptr) {
+    control.capture.warning = "capture_dir '" + dir + "': cannot capture there (" + error +
                               "); the window was recorded in memory only.";
-    LOG(WARNING) << "paddle_prof: " << control.capture_warning;
+    LOG(WARNING) << "paddle_prof: " << control.capture.warning;
     return;
   }
-  g_capture.store(control.capture, std::memory_order_release);
+  g_capture.store(control.capture.open, std::memory_order_release);
 }
 
 void CaptureStep(const Control& control, const StepMark& step) {
@@ -158,10 +158,10 @@ std::string SetCaptureDir(const std::string& dir, bool every_window) {
   std::lock_guard<std::mutex> lock(control.mu);
   if (every_window) FLAGS_paddle_prof_capture_dir = dir;
   if (g_window.load(std::memory_order_relaxed) == 0) return "";
-  control.capture_dir = dir;
+  control.capture.dir = dir;
   if (control.gpu != nullptr) control.gpu->Discard();
   OpenWindow(control);
-  return control.capture_warning;
+  return control.capture.warning;
 }
 
 }  // namespace paddle_prof::internal

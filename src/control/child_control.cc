@@ -36,15 +36,15 @@ namespace paddle_prof::internal {
 // Python profiler's, or the implicit profile's (an explicit C++ window names its path
 // only as it stops).
 const std::string& ChildrenDirLocked(Control& control) {
-  if (control.children_dir.empty()) {
+  if (control.children.dir.empty()) {
     std::string path = control.snapshot_path;
     if (path.empty() && control.implicit) {
       path =
           control.launcher_report ? control.launcher_report->profile_path : FLAGS_paddle_prof_path;
     }
-    control.children_dir = ChildrenDir(path, control.process, control.enable_unix_ns);
+    control.children.dir = ChildrenDir(path, control.process, control.enable_unix_ns);
   }
-  return control.children_dir;
+  return control.children.dir;
 }
 
 // Makes the window about to open (the caller opens it) the quiet profile of a child of
@@ -56,17 +56,17 @@ void BecomeChildLocked(Control& control, const ParentWindow& parent) {
   control.process = ThisProcess();
   control.process.role = "child";
   control.process.parent_pid = parent.pid;
-  control.child_path = ChildProfilePath(parent.children_dir, control.process.pid);
-  control.snapshot_path = control.child_path;  // the snapshot signal's, and its own children's
-  control.oom_path = control.child_path + ".oom.json";
-  control.oom_dumped = false;
-  control.failures_after_oom = 0;
-  control.children_dir.clear();
-  control.capture_dir.clear();  // a capture is its parent's
-  control.capture_warning.clear();
+  control.children.own_path = ChildProfilePath(parent.children_dir, control.process.pid);
+  control.snapshot_path = control.children.own_path;  // the snapshot signal's, and its own children's
+  control.oom.path = control.children.own_path + ".oom.json";
+  control.oom.dumped = false;
+  control.oom.failures_after = 0;
+  control.children.dir.clear();
+  control.capture.dir.clear();  // a capture is its parent's
+  control.capture.warning.clear();
   std::string error;
-  control.child_marker = WriteChildMarker(parent, control.process.pid, &error);
-  if (control.child_marker < 0) {
+  control.children.marker = WriteChildMarker(parent, control.process.pid, &error);
+  if (control.children.marker < 0) {
     // Straight to the file descriptor: in a forked child, a lock of glog's or of stderr's
     // may have been held by another thread of the parent, forever.
     const std::string line = "paddle_prof: child " + std::to_string(control.process.pid) +
@@ -97,9 +97,9 @@ bool LeaveTheParentsWindowInChild() {
   Control& control = GetControl();
   ReleaseCaughtSignalsInChild();
   // A parent that is itself a followed child keeps its marker and its lock.
-  if (control.child_marker >= 0) close(std::exchange(control.child_marker, -1));
-  control.child_path.clear();
-  const bool follow = g_window.load(std::memory_order_relaxed) != 0 && control.follow_children;
+  if (control.children.marker >= 0) close(std::exchange(control.children.marker, -1));
+  control.children.own_path.clear();
+  const bool follow = g_window.load(std::memory_order_relaxed) != 0 && control.children.follow;
   if (!follow && !control.implicit) return false;
   TakeGpuTracer(control);  // the parent's: a GPU context does not carry over fork()
   if (!follow) {
@@ -129,7 +129,7 @@ void LockAllForFork() {
   LockCaughtSignalsForFork();
   Control& control = GetControl();
   control.mu.lock();
-  if (g_window.load(std::memory_order_relaxed) != 0 && control.follow_children) {
+  if (g_window.load(std::memory_order_relaxed) != 0 && control.children.follow) {
     NativeGuard profiler_memory;
     ChildrenDirLocked(control);
     if (pipe2(g_marker_pipe, O_CLOEXEC) != 0) g_marker_pipe[0] = g_marker_pipe[1] = -1;
@@ -170,7 +170,7 @@ void AfterForkInParent() {
 void AfterForkInChild() {
   CloseMarkerPipeEnd(0);
   Control& control = GetControl();
-  const bool captured = control.capture != nullptr;
+  const bool captured = control.capture.open != nullptr;
   if (captured) g_capture.store(nullptr, std::memory_order_release);
   const bool follow = LeaveTheParentsWindowInChild();
   UnlockAllAfterFork();
@@ -178,14 +178,14 @@ void AfterForkInChild() {
   // has one thread: this runs with the locks free, taking them in no other order.
   if (captured) {
     CloseCaptureNames();
-    control.capture = nullptr;
-    control.capture_dir.clear();
+    control.capture.open = nullptr;
+    control.capture.dir.clear();
     RecorderRegistry::Get().DetachCapturesInChild();
   }
   if (follow) {
     NativeGuard profiler_memory;
     std::lock_guard<std::mutex> lock(control.mu);
-    BecomeChildLocked(control, {control.process.pid, control.enable_unix_ns, control.children_dir});
+    BecomeChildLocked(control, {control.process.pid, control.enable_unix_ns, control.children.dir});
     OpenWindow(control);  // the parent's records and steps are left out, as by a reset
     control.first_window = control.last_window;
     control.enable_unix_ns = control.start_unix_ns;
@@ -207,22 +207,22 @@ void NoteChildLaunched(int64_t pid) {
   Control& control = GetControl();
   NativeGuard profiler_memory;
   std::lock_guard<std::mutex> lock(control.mu);
-  if (g_window.load(std::memory_order_relaxed) != 0 && control.follow_children) {
-    control.launched_children.push_back(pid);
+  if (g_window.load(std::memory_order_relaxed) != 0 && control.children.follow) {
+    control.children.launched.push_back(pid);
   }
 }
 
 void SetFollowChildren(bool follow) {
   Control& control = GetControl();
   std::lock_guard<std::mutex> lock(control.mu);
-  if (g_window.load(std::memory_order_relaxed) != 0) control.follow_children = follow;
+  if (g_window.load(std::memory_order_relaxed) != 0) control.children.follow = follow;
 }
 
 std::optional<FollowedWindow> FollowedWindowNow() {
   Control& control = GetControl();
   NativeGuard profiler_memory;
   std::lock_guard<std::mutex> lock(control.mu);
-  if (g_window.load(std::memory_order_relaxed) == 0 || !control.follow_children) {
+  if (g_window.load(std::memory_order_relaxed) == 0 || !control.children.follow) {
     return std::nullopt;
   }
   return FollowedWindow{control.state,
@@ -246,14 +246,14 @@ bool StartChildProfile(ProfilerState state, const ParentWindow& parent) {
 bool ChildProfileRunning() {
   Control& control = GetControl();
   std::lock_guard<std::mutex> lock(control.mu);
-  return !control.child_path.empty() && g_window.load(std::memory_order_relaxed) != 0;
+  return !control.children.own_path.empty() && g_window.load(std::memory_order_relaxed) != 0;
 }
 
 void SetChildRole(const std::string& role, std::optional<int> worker_id) {
   Control& control = GetControl();
   NativeGuard profiler_memory;
   std::lock_guard<std::mutex> lock(control.mu);
-  if (control.child_path.empty()) return;
+  if (control.children.own_path.empty()) return;
   control.process.role = role;
   control.process.worker_id = worker_id;
 }

@@ -61,7 +61,7 @@ void StopImplicitProfile() {
   std::lock_guard<std::mutex> lock(control.mu);
   if (!control.implicit || g_window.load(std::memory_order_relaxed) == 0) return;
   const ReportOptions options = control.launcher_report.value_or(ReportFromFlags());
-  const bool a_childs = !control.child_path.empty();  // which prints nothing
+  const bool a_childs = !control.children.own_path.empty();  // which prints nothing
   try {
     const Report report = StopLocked(control, options);
     if (a_childs) return;

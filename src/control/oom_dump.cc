@@ -5,17 +5,26 @@
 // the failing thread, what the place held) and a warning, also printed on stderr, names
 // the largest holders. One dump per EnableProfiler() (its resets included); later
 // failures are counted in the window's report. The dump is out_of_memory.h's handler from the
-// moment the library loads; the window control (profiler.cc) decides which failure is dumped and
-// where.
-#include <cstdio>
-#include <optional>
+// moment the library loads; under the window control's lock, WriteOutOfMemoryDump decides
+// which failure is dumped and where (oom_dump.h holds its state).
+#include "oom_dump.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "flags.h"
 #include "native_guard.h"
 #include "out_of_memory.h"
 #include "paddle_prof/report.h"
 #include "place_registry.h"
 #include "profiler_control.h"
 #include "thread_recorder.h"
+#include "window_control.h"
 #include "window_state.h"
 
 namespace paddle_prof::internal {
@@ -51,5 +60,33 @@ void DumpOnOutOfMemory(const Place& place, size_t requested_bytes) {
 const bool g_installed = (SetOutOfMemoryHandler(DumpOnOutOfMemory), true);
 
 }  // namespace
+
+std::optional<Report> WriteOutOfMemoryDump(const OutOfMemory& oom) {
+  Control& control = GetControl();
+  NativeGuard profiler_memory;
+  std::lock_guard<std::mutex> lock(control.mu);
+  if (g_window.load(std::memory_order_relaxed) == 0) return std::nullopt;
+  if (std::exchange(control.oom.dumped, true)) {
+    ++control.oom.failures_after;
+    return std::nullopt;
+  }
+  ReportOptions options = control.launcher_report.value_or(ReportFromFlags());
+  if (!control.oom.path.empty()) {
+    options.profile_path = control.oom.path;
+  } else if (!FLAGS_paddle_prof_oom_path.empty()) {
+    options.profile_path = FLAGS_paddle_prof_oom_path;
+  } else if (std::string base = WindowProfilePath(control, options); !base.empty()) {
+    options.profile_path = base + ".oom.json";
+  } else {
+    options.profile_path = "paddle_prof.oom." + std::to_string(getpid()) + ".json";
+  }
+  return SnapshotLocked(control, options, &oom);
+}
+
+void SetOutOfMemoryPath(const std::string& path) {
+  Control& control = GetControl();
+  std::lock_guard<std::mutex> lock(control.mu);
+  if (g_window.load(std::memory_order_relaxed) != 0) control.oom.path = path;
+}
 
 }  // namespace paddle_prof::internal

@@ -1,7 +1,7 @@
-// The window control: opening, resetting and closing profiling windows, step marks, the
-// flight recorder and the out-of-memory dump. Closing a window hands over to the
-// collector, the report builder and the profile files. Captures, followed children and
-// fork, and the whole-program profile live beside it (window_control.h).
+// The window control: opening, resetting and closing profiling windows, and step marks.
+// Closing a window hands over to the collector, the report builder and the profile
+// files. The flight recorder, captures, followed children and fork, the out-of-memory
+// dump and the whole-program profile live beside it (window_control.h).
 #include "paddle_prof/profiler.h"
 
 #include <glog/logging.h>
@@ -71,9 +71,9 @@ std::vector<StepMark> StepMarks(const std::vector<StepRecord, ArenaAllocator<Ste
 void OpenWindow(Control& control) {
   RecorderRegistry::Get().ReleaseRetiredNames();
   control.steps.clear();
-  control.steps_dropped = 0;
-  control.before_kept.reset();
-  control.step_starts.clear();
+  control.flight.steps_dropped = 0;
+  control.flight.before_kept.reset();
+  control.flight.step_starts.clear();
   g_steps_in_window.store(0, std::memory_order_relaxed);
   g_memory_timeline.store(FLAGS_paddle_prof_memory_timeline, std::memory_order_relaxed);
   control.tracker_at_start = TrackerCountsNow();
@@ -86,9 +86,9 @@ void OpenWindow(Control& control) {
                     &control.start_tick);
   control.start_unix_ns = static_cast<int64_t>(unix_ns);
   // A reset's records go; its recorders' chunk files stay for the next window's.
-  const bool same_dir = control.capture != nullptr && !control.capture_dir.empty() &&
-                        control.capture->dir == AbsoluteDir(ExpandPathFields(
-                                                    control.capture_dir, control.process));
+  const bool same_dir = control.capture.open != nullptr && !control.capture.dir.empty() &&
+                        control.capture.open->dir == AbsoluteDir(ExpandPathFields(
+                                                    control.capture.dir, control.process));
   EndCapture(control, same_dir ? CaptureFiles::kKeepChunks : CaptureFiles::kRemove);
   StartCapture(control, control.last_window + 1, /*fresh=*/!same_dir);
   g_window.store(++control.last_window, std::memory_order_release);
@@ -180,20 +180,20 @@ void EnableLocked(Control& control, ProfilerState state, bool implicit,
     control.clock_offset_ns = distributed->offset_ns;
     control.clock_warning = distributed->warning;
   }
-  control.oom_path.clear();
-  control.oom_dumped = false;
-  control.failures_after_oom = 0;
+  control.oom.path.clear();
+  control.oom.dumped = false;
+  control.oom.failures_after = 0;
   if (!implicit) control.launcher_report.reset();  // the program's window: its own options
   // A child's profile replaced by the child's own profiler: its parent gets nothing.
-  if (!control.child_path.empty()) {
-    RemoveChildMarker(control.child_path, std::exchange(control.child_marker, -1));
+  if (!control.children.own_path.empty()) {
+    RemoveChildMarker(control.children.own_path, std::exchange(control.children.marker, -1));
   }
-  control.child_path.clear();
-  control.follow_children = FLAGS_paddle_prof_follow_children;
-  control.children_dir.clear();
-  control.launched_children.clear();
-  control.keep_last_steps = std::max(FLAGS_paddle_prof_keep_last_steps, 0);
-  control.capture_dir = FLAGS_paddle_prof_capture_dir;
+  control.children.own_path.clear();
+  control.children.follow = FLAGS_paddle_prof_follow_children;
+  control.children.dir.clear();
+  control.children.launched.clear();
+  control.flight.keep_last_steps = std::max(FLAGS_paddle_prof_keep_last_steps, 0);
+  control.capture.dir = FLAGS_paddle_prof_capture_dir;
   RecordStacks(FLAGS_paddle_prof_record_stacks);
   g_memory_categories.store(false, std::memory_order_relaxed);  // a reset keeps it
   g_plain_op_names.store(false, std::memory_order_relaxed);
@@ -217,43 +217,8 @@ std::string ClockWarning(const Collection& c, uint64_t window_ns) {
 }
 
 // The open window's Collection up to `c->end_tick`, which the caller has set with the
-// steps and the GPU capture.
-// A flight recorder's report covers its kept steps: it starts where the step before
-// them ended, and its places' figures are those of the kept steps.
-void KeepToTheKeptSteps(const Control& control, Collection* c) {
-  c->keep_last_steps = control.keep_last_steps;
-  c->steps_dropped = control.steps_dropped;
-  if (!control.before_kept) return;
-  const StepMark before = control.before_kept->Mark();
-  c->start_tick = before.tick;
-  const std::vector<int64_t> running = PlaceStepPeaks();
-  for (size_t i = 0; i < c->places.size(); ++i) {
-    PlaceSummary& p = c->places[i];
-    if (const auto start = before.end_bytes.find(p.place); start != before.end_bytes.end()) {
-      p.start_bytes = start->second;
-    }
-    p.peak_bytes = std::max({p.start_bytes, p.end_bytes, i < running.size() ? running[i] : 0});
-    for (const StepMark& step : c->steps) {
-      if (const auto peak = step.peak_bytes.find(p.place); peak != step.peak_bytes.end()) {
-        p.peak_bytes = std::max(p.peak_bytes, peak->second);
-      }
-    }
-  }
-}
-
-// Where each recorder's oldest kept step begins, for those that recorded before it.
-std::unordered_map<const ThreadRecorder*, KeptStart> KeptStarts(
-    const Control& control) {
-  std::unordered_map<const ThreadRecorder*, KeptStart> kept;
-  for (const auto& [recorder, starts] : control.step_starts) {
-    if (starts.size() == static_cast<size_t>(control.keep_last_steps) + 1) {
-      kept[recorder] = starts.front();
-    }
-  }
-  return kept;
-}
-
-// `options` says whether a trace will be written beside the report.
+// steps and the GPU capture. `options` says whether a trace will be written beside the
+// report.
 void CollectLocked(const Control& control, uint64_t window, uint64_t end_ns,
                    const ReportOptions& options, Collection* c) {
   c->state = control.state;
@@ -268,11 +233,11 @@ void CollectLocked(const Control& control, uint64_t window, uint64_t end_ns,
   if (std::string w = ClockWarning(*c, end_ns - control.start_ns); !w.empty()) {
     c->warnings.push_back(std::move(w));
   }
-  if (!control.capture_warning.empty()) c->warnings.push_back(control.capture_warning);
+  if (!control.capture.warning.empty()) c->warnings.push_back(control.capture.warning);
   if (const int64_t failed =
           EventBuffer::CaptureChunksFailed() - control.capture_failed_at_start;
       failed > 0) {
-    c->warnings.push_back("capture_dir '" + control.capture_dir + "': " +
+    c->warnings.push_back("capture_dir '" + control.capture.dir + "': " +
                           std::to_string(failed) +
                           " thread(s) could not add a record chunk there (a full disk?): their "
                           "later records are in this report but not in the capture.");
@@ -325,8 +290,8 @@ uint64_t OpenWindowOrThrow() {
 Report StopLocked(Control& control, const ReportOptions& given) {
   const uint64_t window = OpenWindowOrThrow();
   ReportOptions options = given;
-  if (!control.child_path.empty()) options.profile_path = control.child_path;
-  const std::string children_dir = control.follow_children ? ChildrenDirLocked(control) : "";
+  if (!control.children.own_path.empty()) options.profile_path = control.children.own_path;
+  const std::string children_dir = control.children.follow ? ChildrenDirLocked(control) : "";
   const int64_t start_unix_ns = control.enable_unix_ns;
   Collection c;
   c.end_tick = Clock::Now();
@@ -340,7 +305,7 @@ Report StopLocked(Control& control, const ReportOptions& given) {
   }
   c.steps = StepMarks(control.steps);
   control.steps.clear();
-  c.failures_after_oom = control.failures_after_oom;
+  c.failures_after_oom = control.oom.failures_after;
   c.memory_events = std::move(control.spare_memory_events);
   CollectLocked(control, window, end_ns, options, &c);
   RecordStacks(false);  // after the collection, which says whether it recorded them
@@ -350,14 +315,14 @@ Report StopLocked(Control& control, const ReportOptions& given) {
     StartTrace(c, options, &trace);
     report = BuildReport(c, options);
     if (!children_dir.empty()) {
-      MergeArrivedChildren(children_dir, start_unix_ns, control.launched_children,
+      MergeArrivedChildren(children_dir, start_unix_ns, control.children.launched,
                            options.per_process, &report);
     }
     if (trace) WriteProfileFiles(&*trace, &report);  // the summary with the children
   }
-  if (!control.child_path.empty()) {
-    RemoveChildMarker(control.child_path, std::exchange(control.child_marker, -1));
-    control.child_path.clear();
+  if (!control.children.own_path.empty()) {
+    RemoveChildMarker(control.children.own_path, std::exchange(control.children.marker, -1));
+    control.children.own_path.clear();
   }
   // Kept for the next stop, up to a bound: a window's memory events come back as pages
   // already touched.
@@ -388,87 +353,11 @@ Report SnapshotLocked(const Control& control, const ReportOptions& options,
   return ReportOf(c, options);
 }
 
-namespace {
-
-// A flight recorder's step mark: each recorder notes where the next step begins, and
-// the records before the oldest step it keeps go back to be reused. Caller holds the
-// profiler's lock.
-void DropStepsPastTheLast(Control& control) {
-  const uint64_t window = g_window.load(std::memory_order_relaxed);
-  const auto keep = static_cast<size_t>(control.keep_last_steps);
-  std::unique_lock<std::mutex> registry_lock;
-  for (const ThreadRecorder* r :
-       RecorderRegistry::Get().LockAll(&registry_lock)) {
-    if (r->window() != window) continue;
-    std::deque<KeptStart>& starts = control.step_starts[r];
-    starts.push_back({r->buffer().Size(), r->SerialNow()});
-    if (starts.size() > keep + 1) starts.pop_front();
-    if (starts.size() == keep + 1) r->buffer().ReleaseBelow(starts.front().record);
-  }
-  while (control.steps.size() > keep) {
-    control.before_kept = std::move(control.steps.front());
-    control.steps.erase(control.steps.begin());
-    ++control.steps_dropped;
-  }
-  if (control.gpu != nullptr && control.before_kept) {
-    control.gpu->DropEndedBefore(control.before_kept->tick);
-  }
-}
-
-}  // namespace
-
 Report StopProfiler(const ReportOptions& options) {
   Control& control = GetControl();
   NativeGuard profiler_memory;
   std::lock_guard<std::mutex> lock(control.mu);
   return StopLocked(control, options);
-}
-
-std::optional<Report> WriteOutOfMemoryDump(const OutOfMemory& oom) {
-  Control& control = GetControl();
-  NativeGuard profiler_memory;
-  std::lock_guard<std::mutex> lock(control.mu);
-  if (g_window.load(std::memory_order_relaxed) == 0) return std::nullopt;
-  if (std::exchange(control.oom_dumped, true)) {
-    ++control.failures_after_oom;
-    return std::nullopt;
-  }
-  ReportOptions options = control.launcher_report.value_or(ReportFromFlags());
-  if (!control.oom_path.empty()) {
-    options.profile_path = control.oom_path;
-  } else if (!FLAGS_paddle_prof_oom_path.empty()) {
-    options.profile_path = FLAGS_paddle_prof_oom_path;
-  } else if (std::string base = WindowProfilePath(control, options); !base.empty()) {
-    options.profile_path = base + ".oom.json";
-  } else {
-    options.profile_path = "paddle_prof.oom." + std::to_string(getpid()) + ".json";
-  }
-  return SnapshotLocked(control, options, &oom);
-}
-
-void SetKeepLastSteps(int steps) {
-  if (steps < 0) throw std::invalid_argument("keep_last_steps must be >= 0");
-  Control& control = GetControl();
-  std::lock_guard<std::mutex> lock(control.mu);
-  if (g_window.load(std::memory_order_relaxed) == 0) return;
-  // The steps already marked were kept, or released, under the bound they had.
-  if (!control.steps.empty() || control.steps_dropped > 0) {
-    throw std::logic_error("keep_last_steps is set before the window's first step mark");
-  }
-  control.keep_last_steps = steps;
-  if (steps > 0 && control.capture != nullptr) {
-    EndCapture(control, CaptureFiles::kRemove);
-    control.capture_warning = "capture_dir '" + control.capture_dir +
-                              "': a flight recorder (keep_last_steps) reuses its memory and "
-                              "cannot be captured; the window was recorded in memory only.";
-    LOG(WARNING) << "paddle_prof: " << control.capture_warning;
-  }
-}
-
-void SetOutOfMemoryPath(const std::string& path) {
-  Control& control = GetControl();
-  std::lock_guard<std::mutex> lock(control.mu);
-  if (g_window.load(std::memory_order_relaxed) != 0) control.oom_path = path;
 }
 
 void SetMemoryCategories(bool on, bool plain_op_names) {
@@ -578,8 +467,8 @@ void MarkStepOf(std::optional<int64_t> samples) {
   step.process = process;
   step.samples = samples;
   g_steps_in_window.fetch_add(1, std::memory_order_relaxed);
-  if (control.capture != nullptr) internal::CaptureStep(control, step.Mark());
-  if (control.keep_last_steps > 0) DropStepsPastTheLast(control);
+  if (control.capture.open != nullptr) internal::CaptureStep(control, step.Mark());
+  if (control.flight.keep_last_steps > 0) DropStepsPastTheLast(control);
 }
 
 }  // namespace internal
