@@ -16,15 +16,18 @@ import functools
 import importlib
 import os
 import sys
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from paddle_prof import _core
 
 _os_exit = os._exit  # the real one, which the followed child's wrapper ends in
 
-# The open paddle_prof.torch window's record_shapes (None: no torch window is open), for
-# a spawned child to profile its ops as its parent does.
-torch_record_shapes: Optional[bool] = None
+# Set by a framework's window while it is open (paddle_prof.torch's): what a spawned
+# child calls before its target runs, to profile the framework's ops as its parent does,
+# as (function, argument); the function is called with the argument and the window's
+# state, and is a module's own, so that it pickles by name and the child imports its
+# module. None: no such window is open.
+framework_child_start: Optional[Tuple[Callable[[Any, str], None], Any]] = None
 
 # Under `python3 -m paddle_prof run --native`: the preload library, which a spawned child
 # needs in its environment to track its native memory too (the library takes itself out
@@ -85,11 +88,9 @@ def start_in_child(setup: Dict[str, Any]) -> None:
     """Unpickled in a spawned or forkserver child, before its target runs: the child's
     profile, as its parent's window asked. Warns on stderr, never raises."""
     try:
-        if setup["torch_record_shapes"] is not None:
-            from paddle_prof.torch import _torch_bridge, _track_cuda_memory
-
-            _torch_bridge.install(bool(setup["torch_record_shapes"]))
-            _track_cuda_memory(setup["state"])
+        if setup["framework"] is not None:
+            start, argument = setup["framework"]
+            start(argument, setup["state"])
         if _core.start_child_profile(setup["state"], setup["children_dir"], setup["parent_pid"],
                                      setup["parent_start_unix_ns"]):
             _follow()
@@ -115,7 +116,7 @@ def _setup_for_child() -> Optional[Dict[str, Any]]:
     state, children_dir, parent_pid, parent_start_unix_ns = window
     return {"state": state, "children_dir": children_dir, "parent_pid": parent_pid,
             "parent_start_unix_ns": parent_start_unix_ns,
-            "torch_record_shapes": torch_record_shapes}
+            "framework": framework_child_start}
 
 
 class _Preloaded:

@@ -23,7 +23,7 @@ from paddle_prof import (_core, children, listen_protocol, listener, on_demand,
                          paddle_on_import, run_supervisor, torch_on_import)
 from paddle_prof.diff import MEMORY_THRESHOLD, TIME_THRESHOLD, diff, threshold
 from paddle_prof.merge import SUMMARY_SUFFIX, load, merge, summary_path
-from paddle_prof.profiler import (SORTED_KEYS, STATES, _set_capture_dir, end_implicit_window,
+from paddle_prof.profiler import (SORTED_KEYS, STATES, set_capture_dir, end_implicit_window,
                                   recover, stop_profiler)
 from paddle_prof.report import Report
 from paddle_prof.trace_merge import write_merged
@@ -488,7 +488,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     # SIGTERM and SIGHUP report from the C++ side with these; SIGINT stops in `finally`.
     _core.enable_implicit_profiler(options.state, options.sorted_key, options.profile_path or "",
                                    options.per_thread)
-    _set_capture_dir(capture_dir, every_window=True)  # the program's own profiler too
+    set_capture_dir(capture_dir, every_window=True)  # the program's own profiler too
     if options.record_stacks:
         _core.set_record_stacks(True, every_window=True)  # the program's own profiler too
         os.environ["FLAGS_paddle_prof_record_stacks"] = "1"  # and the children it spawns

@@ -24,7 +24,7 @@ FOREGROUND = timedelta(seconds=0.2)  # rank 0 waits this long for a rank to star
 _windows = 0  # distributed windows this process opened: their exchanges' keys
 
 
-def _initialised() -> Any:
+def initialised() -> Any:
     """torch.distributed when the program initialised it, else None (never imports torch)."""
     dist = sys.modules.get("torch.distributed")
     try:
@@ -91,7 +91,7 @@ def window_opening() -> Optional[Tuple[int, int, str, Optional[int], str]]:
     """Under torch.distributed: (rank, world_size, backend, offset_ns or None, warning),
     measured now; None when the program runs without it."""
     global _windows
-    dist = _initialised()
+    dist = initialised()
     if dist is None:
         return None
     rank, world_size = dist.get_rank(), dist.get_world_size()

@@ -64,14 +64,14 @@ def _paddle_initialised() -> Any:
 def initialised() -> Any:
     """The distributed module of the job this process is a rank of, torch's or Paddle's,
     once the program initialised it; else None."""
-    return _distributed._initialised() or _paddle_initialised()
+    return _distributed.initialised() or _paddle_initialised()
 
 
 def job_store() -> Any:
     """A client of its own to the job's TCPStore (its socket, so that waiting in it never
     holds up the program's own use of the store); None outside a distributed job.
     RuntimeError for a job whose store cannot be reached so."""
-    dist = _distributed._initialised()
+    dist = _distributed.initialised()
     if dist is not None:
         return _torch_store(dist)
     dist = _paddle_initialised()

@@ -7,7 +7,7 @@ from typing import Any, Iterable, Union
 
 from paddle_prof import _core
 from paddle_prof.paths import refuse_nul
-from paddle_prof.profiler import _check_sorted_key
+from paddle_prof.profiler import check_sorted_key
 from paddle_prof.report import Report
 
 SUMMARY_SUFFIX = ".summary.json"
@@ -79,7 +79,7 @@ def merge(items: Iterable[Union[Report, PathLike]], sorted_key: Union[str, None]
                         f"got {type(items).__name__}") from None
     if not items:
         raise ValueError("merge(): nothing to merge; give a list of Reports or summary paths")
-    key = _check_sorted_key(sorted_key)
+    key = check_sorted_key(sorted_key)
     if all(isinstance(item, (str, os.PathLike)) for item in items):
         # Read on every core and folded in as read: a thousand ranks' files in seconds.
         return Report(_core.merge_files([summary_path(item) for item in items], key))

@@ -18,7 +18,7 @@ from paddle_prof import listener as _listener
 from paddle_prof import schedule as _schedule
 from paddle_prof import step_boundaries as _step_boundaries
 from paddle_prof.paths import PathArg, check_path
-from paddle_prof.report import ROW_LIMIT, Report, _row_limit
+from paddle_prof.report import ROW_LIMIT, Report, checked_row_limit
 
 STATES = tuple(_core.STATES)
 SORTED_KEYS = (None,) + tuple(_core.SORTED_KEYS)
@@ -63,7 +63,7 @@ def _check_state(state: str) -> str:
     return state
 
 
-def _check_sorted_key(sorted_key: Optional[str]) -> str:
+def check_sorted_key(sorted_key: Optional[str]) -> str:
     if sorted_key is None:
         return "total"
     _checked(_core.check_sorted_key, sorted_key, "sorted_key", SORTED_KEYS)
@@ -112,7 +112,7 @@ _stops = 0  # stops so far: tells whether _last_report is of a given window
 def _stop(sorted_key: Optional[str], profile_path: PathArg, per_thread: bool,
           cycle: Optional[int] = None, per_process: bool = False) -> Report:
     global _last_report, _stops
-    key = _check_sorted_key(sorted_key)
+    key = check_sorted_key(sorted_key)
     path = _check_path(profile_path)
     if not _core.is_enabled():
         raise RuntimeError("no profiler is running: call paddle_prof.start_profiler() first")
@@ -212,7 +212,7 @@ def stop_profiler(sorted_key: Optional[str] = None, profile_path: PathArg = None
     window is the child's own profile: it is written where its parent collects it, and
     nothing is printed.
     """
-    _row_limit(row_limit)
+    checked_row_limit(row_limit)
     deferred = _DeferredInterrupt()
     try:
         quiet = _core.child_profile_running()
@@ -225,7 +225,7 @@ def stop_profiler(sorted_key: Optional[str] = None, profile_path: PathArg = None
     return report
 
 
-def _set_capture_dir(directory: PathArg, every_window: bool = False) -> None:
+def set_capture_dir(directory: PathArg, every_window: bool = False) -> None:
     """Gives the open window a capture in ``directory`` (with ``every_window``, later
     windows too: FLAGS_paddle_prof_capture_dir); a RuntimeWarning when it cannot have
     one there (it is then profiled in memory only)."""
@@ -249,7 +249,7 @@ def recover(directory: PathArg, sorted_key: Optional[str] = None,
         report = paddle_prof.recover('/tmp/capture')
         print(report.table())
     """
-    key = _check_sorted_key(sorted_key)
+    key = check_sorted_key(sorted_key)
     return Report(_core.recover(_check_path(directory, "directory"), key,
                                 _check_path(profile_path), bool(per_thread)))
 
@@ -270,7 +270,7 @@ def snapshot(sorted_key: Optional[str] = None, profile_path: PathArg = None, *,
                 if step % 1000 == 999:
                     print(paddle_prof.snapshot('total').table())
     """
-    key = _check_sorted_key(sorted_key)
+    key = check_sorted_key(sorted_key)
     path = _check_path(profile_path)
     if not _core.is_enabled():
         raise RuntimeError("no profiler is running: call paddle_prof.start_profiler() first")
@@ -369,9 +369,9 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
                  per_process: bool = False, record_stacks: bool = False,
                  native: bool = False) -> None:
         self.state = _check_state(state)
-        _row_limit(row_limit)
+        checked_row_limit(row_limit)
         self.row_limit = row_limit
-        self.sorted_key = _check_sorted_key(sorted_key)
+        self.sorted_key = check_sorted_key(sorted_key)
         _check_path(profile_path)
         if schedule is not None and not isinstance(schedule, _schedule.schedule):
             raise TypeError(f"schedule must be a paddle_prof.schedule; got {schedule!r}")
@@ -429,7 +429,7 @@ class profiler:  # noqa: N801 (the API's name, as in Paddle)
         if self.native:
             _track_native()
         if self.capture_dir is not None:  # last: it restarts the window's records
-            _set_capture_dir(self.capture_dir)
+            set_capture_dir(self.capture_dir)
         self._stops_at_enter = _stops
         self._recording = True
 

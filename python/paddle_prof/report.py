@@ -16,7 +16,7 @@ ROW_LIMIT = _core.ROW_LIMIT  # rows a printed table shows unless told otherwise
 TABLE_WIDTH = _core.TABLE_WIDTH  # the terminal columns a printed table fits by default
 
 
-def _row_limit(row_limit: Optional[int]) -> int:
+def checked_row_limit(row_limit: Optional[int]) -> int:
     """The limit as the core takes it (0: all); ValueError for a negative or non-int one."""
     if row_limit is None:
         return 0
@@ -126,7 +126,7 @@ class Report:
         ``view='phases'`` the steps' phases as Paddle's model summary.
         """
         if view == "events":
-            return self._native.table(bool(detailed), _row_limit(row_limit), _width(width))
+            return self._native.table(bool(detailed), checked_row_limit(row_limit), _width(width))
         if view == "modules":
             return self._native.module_table()
         if view == "phases":

@@ -81,7 +81,14 @@ _warned_cuda = False
 _warned_counters = False
 
 
-def _track_cuda_memory(state: str) -> None:
+def start_in_child(record_shapes: bool, state: str) -> None:
+    """In a spawned child of a window (paddle_prof.children): its ops and tensors are
+    profiled as its parent's are."""
+    _torch_bridge.install(record_shapes)
+    track_cuda_memory(state)
+
+
+def track_cuda_memory(state: str) -> None:
     """Has every GPU tensor's memory tracked: with a GPU state, and with 'CPU' too once
     the program uses CUDA (a CPU profile does not start CUDA on its own). Each block is
     reported by a tracker on the CUDA caching allocator (torch >= 2.3); failing that, the
@@ -266,7 +273,7 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
         if not _torch_bridge.install(bool(self.record_shapes)):
             warnings.warn("paddle_prof.torch: c10's CPU allocator could not be wrapped; "
                           "ops are profiled but tensor memory is not tracked", RuntimeWarning)
-        _track_cuda_memory(self.state)
+        track_cuda_memory(self.state)
         try:
             super().__enter__()
         except BaseException:
@@ -275,13 +282,13 @@ class profiler(_base_profiler):  # noqa: N801 (the API's name)
         # With step_on_optimizer, the profiler's step(): mark_step(), the schedule's next.
         self._hooks = _WindowHooks(self.modules,
                                    self.step if self.step_on_optimizer else None)
-        _children.torch_record_shapes = bool(self.record_shapes)  # a spawned child's ops too
+        _children.framework_child_start = (start_in_child, bool(self.record_shapes))
         return self
 
     def __exit__(self, *exc_info: object) -> bool:
         if self._hooks is not None:
             self._hooks.remove()  # its kinds stay, for the scan as the window stops
-        _children.torch_record_shapes = None
+        _children.framework_child_start = None
         try:
             return super().__exit__(*exc_info)
         finally:

@@ -26,9 +26,10 @@ def install_when_imported(state: str) -> None:
                 warnings.warn("paddle_prof run: c10's CPU allocator could not be wrapped; "
                               "ops are profiled but tensor memory is not tracked",
                               RuntimeWarning)
-            paddle_prof_torch._track_cuda_memory(state)
+            paddle_prof_torch.track_cuda_memory(state)
             paddle_prof_torch.attach_to_implicit_window()
-            children.torch_record_shapes = False  # a spawned child's ops too
+            # A spawned child's ops too.
+            children.framework_child_start = (paddle_prof_torch.start_in_child, False)
         except Exception as e:  # the program runs on, profiled without torch's ops
             warnings.warn(f"paddle_prof run: PyTorch's ops are not profiled: {e!r}",
                           RuntimeWarning)

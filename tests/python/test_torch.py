@@ -516,7 +516,7 @@ class _FakeCuda:
 
 def test_gpu_memory_comes_from_the_tracker_where_one_attaches(monkeypatch, recwarn):
     cuda = _FakeCuda(monkeypatch, tracker=True, counters=True)
-    paddle_prof.torch._track_cuda_memory('GPU')
+    paddle_prof.torch.track_cuda_memory('GPU')
     assert cuda.calls == ['init', 'tracker']
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
 
@@ -527,11 +527,11 @@ def test_allocator_statistics_stand_in_for_the_tracker_with_a_warning(monkeypatc
                                                                      why):
     cuda = _FakeCuda(monkeypatch, tracker=tracker, counters=True)
     with pytest.warns(RuntimeWarning, match="allocator's statistics .*" + why):
-        paddle_prof.torch._track_cuda_memory('All')
+        paddle_prof.torch.track_cuda_memory('All')
     assert cuda.calls[-1] == 'counters'
     with warnings.catch_warnings(record=True) as again:
         warnings.simplefilter('always')
-        paddle_prof.torch._track_cuda_memory('All')  # the next profile: read, not warned
+        paddle_prof.torch.track_cuda_memory('All')  # the next profile: read, not warned
     assert cuda.calls.count('counters') == 2
     assert not again
 
@@ -539,10 +539,10 @@ def test_allocator_statistics_stand_in_for_the_tracker_with_a_warning(monkeypatc
 def test_gpu_memory_untracked_says_why(monkeypatch):
     _FakeCuda(monkeypatch, tracker=False, counters=False)
     with pytest.warns(RuntimeWarning, match='not tracked.*PYTORCH_NO_CUDA_MEMORY_CACHING'):
-        paddle_prof.torch._track_cuda_memory('GPU')
+        paddle_prof.torch.track_cuda_memory('GPU')
     _FakeCuda(monkeypatch, tracker=None, counters=None)
     with pytest.warns(RuntimeWarning, match='not tracked.*CPU-only PyTorch'):
-        paddle_prof.torch._track_cuda_memory('GPU')
+        paddle_prof.torch.track_cuda_memory('GPU')
 
 
 def test_an_impossible_torch_empty_writes_the_dump_and_torch_raises_as_it_would(tmp_path):
