@@ -2,8 +2,10 @@
 // FLAGS_paddle_prof_capture_dir=DIR in its environment.
 //   capture_main   records 1000 "op" calls, one "alloc" that allocates 1000 and 500
 //                  bytes on CPU and frees the 1000, 10 of a dynamic name with a dynamic tag
-//                      and 50 "worker_op" calls on a second thread, marks two steps,
-//                      prints MARKER, then sleeps until it is killed.
+//                      and 50 "worker_op" calls on a second thread, one "aten::mm" with
+//                      the details a framework's bridge notes (its inputs, its autograd
+//                      sequence number), marks two steps, prints MARKER, then sleeps
+//                      until it is killed.
 #include <unistd.h>
 
 #include <cstdio>
@@ -11,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "op_details.h"
 #include "paddle_prof/paddle_prof.h"
 
 int main(int argc, char** /*argv*/) {
@@ -31,6 +34,11 @@ int main(int argc, char** /*argv*/) {
     for (int i = 0; i < 50; ++i) paddle_prof::RecordEvent op("worker_op");
   });
   worker.join();
+  {
+    paddle_prof::RecordEvent mm("aten::mm", "[[2, 3], [3, 4]]");
+    paddle_prof::internal::NoteOpInputs(&mm, R"([[[2, 3], [3, 4]], ["float", "float"]])");
+    paddle_prof::internal::NoteOpSequence(&mm, 5, 0, 1);
+  }
   paddle_prof::MarkStep();
   {
     paddle_prof::RecordEvent open("open_at_the_kill");

@@ -137,8 +137,9 @@ TEST(Capture, KilledProgramIsRecoveredWithEveryCallItEnded) {
   EXPECT_EQ(testing::Cpu(alloc).peak_bytes, 1500);
   EXPECT_EQ(testing::Cpu(alloc).alloc_bytes, 1500);
   EXPECT_EQ(testing::Cpu(alloc).free_bytes, 1000);
+  EXPECT_EQ(Row(report, "aten::mm", std::string("[[2, 3], [3, 4]]")).calls, 1);
   testing::PlaceOf(report, "CPU");
-  EXPECT_EQ(report.events.size(), 4u);  // the call open at the kill is left out
+  EXPECT_EQ(report.events.size(), 5u);  // the call open at the kill is left out
   EXPECT_EQ(report.steps.size(), 2u);
   // The process it was, and when its window opened.
   EXPECT_EQ(report.process.pid, killed);
@@ -148,8 +149,18 @@ TEST(Capture, KilledProgramIsRecoveredWithEveryCallItEnded) {
   EXPECT_TRUE(HasWarning(report, "ended without stopping its profiler")) << report.Table();
   EXPECT_NE(report.Table().find("op"), std::string::npos);
   const nlohmann::json summary = testing::ReadJson(profile + ".summary.json");
-  EXPECT_EQ(summary["events"].size(), 4u);
-  testing::ReadJson(profile);  // the trace is valid JSON
+  EXPECT_EQ(summary["events"].size(), 5u);
+  // The op's details come back from the dead process's names: its inputs and number.
+  const nlohmann::json trace = testing::ReadJson(profile);
+  int ops = 0;
+  for (const nlohmann::json& e : trace.at("traceEvents")) {
+    if (e.value("name", "") != "aten::mm") continue;
+    ++ops;
+    EXPECT_EQ(e.at("args").at("Input Dims"), nlohmann::json::parse("[[2, 3], [3, 4]]"));
+    EXPECT_EQ(e.at("args").at("Input type"), nlohmann::json::parse(R"(["float", "float"])"));
+    EXPECT_EQ(e.at("args").at("Sequence number"), 5);
+  }
+  EXPECT_EQ(ops, 1);
 }
 
 TEST(Capture, NoCaptureIsAClearError) {
