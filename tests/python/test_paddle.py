@@ -692,17 +692,18 @@ import numpy as np, paddle, paddle_prof, paddle_prof.paddle
 
 class Slow(paddle.io.Dataset):
     def __len__(self):
-        return 128
+        return 384  # 48 batches: the first one's wait for the workers to start is a small part
     def __getitem__(self, i):
         time.sleep(0.006)  # decoding, say
         return np.full((512,), float(i), "float32")
 
 paddle.seed(0)
-model = paddle.nn.Sequential(*[paddle.nn.Linear(512, 512) for _ in range(24)])
+model = paddle.nn.Sequential(*[paddle.nn.Linear(512, 512) for _ in range(4)])
 loader = paddle.io.DataLoader(Slow(), batch_size=8, num_workers=int(sys.argv[1]))
 with paddle_prof.paddle.profiler("CPU", stream=io.StringIO()) as prof:
     for x in loader:
         model(x).sum().backward()
+        time.sleep(0.02)  # the rest of the step's work: 20 ms on any machine
         prof.step(num_samples=len(x))
 summary = prof.report.to_dict()
 print(json.dumps({"data": summary["phases_ms"]["data"],
@@ -717,8 +718,9 @@ def test_data_bound_names_paddles_dataloader_workers_which_end_the_wait(tmp_path
     assert advice["ms"] == waited["data"] >= 0.3 * waited["steps"]
     assert "paddle.io.DataLoader(num_workers=N)" in advice["fix"]
     assert "pin_memory" not in advice["fix"]  # Paddle's DataLoader has none
-    # The remedy, tried: four workers load the next batches while the steps run.
-    loaded = program_output(tmp_path, "slow_data", SLOW_DATA, "4")
+    # The remedy, tried: eight workers load the next batches while the steps run, a
+    # batch each 6 ms against a step of over 20 ms (one loader thread: 48 ms).
+    loaded = program_output(tmp_path, "slow_data", SLOW_DATA, "8")
     assert not loaded["advice"], loaded
     assert loaded["data"] < waited["data"] / 2
 
