@@ -8,11 +8,11 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
 import paddle_prof
+from helpers import run_script
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), '..', '..', 'examples')
 PRELOAD = os.path.join(os.path.dirname(paddle_prof.__file__), 'libpaddle_prof_preload.so')
@@ -20,15 +20,9 @@ PRELOAD = os.path.join(os.path.dirname(paddle_prof.__file__), 'libpaddle_prof_pr
 
 def run(tmp_path, source, *, env=None, native=False, name='program'):
     """Runs `source` (which writes its summary to PROFILE) and returns the summary."""
-    script = tmp_path / f'{name}.py'
     profile = tmp_path / f'{name}.json'
-    script.write_text(textwrap.dedent(source).replace('PROFILE', repr(str(profile))))
-    command = [sys.executable]
-    if native:
-        command += ['-m', 'paddle_prof', 'run', '--native', '--']
-    result = subprocess.run(command + [str(script)], capture_output=True, text=True,
-                            timeout=300, env={**os.environ, **(env or {})})
-    assert result.returncode == 0, result.stderr[-4000:]
+    run_script(tmp_path, source.replace('PROFILE', repr(str(profile))),
+               run=['--native'] if native else None, env=env, name=name, timeout=300)
     with open(f'{profile}.summary.json') as f:
         return json.load(f)
 

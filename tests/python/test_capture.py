@@ -14,6 +14,7 @@ import time
 import pytest
 
 import paddle_prof
+from helpers import row
 
 WARNING = "ended without stopping its profiler"
 
@@ -71,16 +72,10 @@ def _run_until_marker_and_kill(command):
     assert proc.returncode == -signal.SIGKILL
 
 
-def _row(report, name, tag=None):
-    rows = [r for r in report.events if r.name == name and r.tag == tag]
-    assert len(rows) == 1, [(r.name, r.tag) for r in report.events]
-    return rows[0]
-
-
 def _check_recovered(directory, tmp_path):
     report = paddle_prof.recover(directory)
-    assert _row(report, "py_op").calls == 200
-    assert _row(report, "dyn_4", "t").calls == 10
+    assert row(report, "py_op", None).calls == 200
+    assert row(report, "dyn_4", "t").calls == 10
     assert {r.name for r in report.events} == {"py_op", "dyn_4"}  # the open call is left out
     assert len(report.steps) == 1
     assert any(WARNING in w for w in report.warnings), report.warnings
@@ -120,7 +115,7 @@ def test_normal_stop_leaves_no_capture(tmp_path):
             with paddle_prof.record_event("kept"):
                 pass
         assert _capture_files(tmp_path)
-    assert _row(prof.report, "kept").calls == 5
+    assert row(prof.report, "kept", None).calls == 5
     assert _capture_files(tmp_path) == []
 
 
@@ -131,7 +126,7 @@ def test_unwritable_capture_dir_warns_and_profiles_in_memory():
             for _ in range(5):
                 with paddle_prof.record_event("in_memory"):
                     pass
-    assert _row(prof.report, "in_memory").calls == 5
+    assert row(prof.report, "in_memory", None).calls == 5
     assert any("cannot capture there" in w for w in prof.report.warnings)
 
 

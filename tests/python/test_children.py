@@ -7,36 +7,14 @@ child that hangs fails the test instead of the suite.
 
 import json
 import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
 import paddle_prof
+from helpers import calls, run_script
 
 PRELOAD = os.path.join(os.path.dirname(paddle_prof.__file__), 'libpaddle_prof_preload.so')
-
-
-def run_script(tmp_path, text, *, args=(), env=None, launcher=()):
-    """Runs `text` as tmp_path/script.py (tmp_path on its sys.path) and returns the result;
-    fails on a non-zero exit."""
-    script = tmp_path / 'script.py'
-    script.write_text(textwrap.dedent(text))
-    environment = {k: v for k, v in os.environ.items() if not k.startswith('FLAGS_paddle_prof')}
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(paddle_prof.__file__)))
-    environment['PYTHONPATH'] = os.pathsep.join(
-        filter(None, [str(tmp_path), package_root, environment.get('PYTHONPATH')]))
-    environment.update(env or {})
-    result = subprocess.run([sys.executable, *launcher, str(script), *args], capture_output=True,
-                            text=True, timeout=120, env=environment, cwd=tmp_path)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result
-
-
-def calls(summary, name, process=None):
-    return sum(e['calls'] for e in summary['events']
-               if e['name'] == name and (process is None or e.get('process') == process))
 
 
 def child_warnings(summary):
@@ -78,7 +56,7 @@ def test_dataloader_workers_are_merged_with_exact_calls(tmp_path, context):
                     assert sum(1 for _ in loader) == 4
                 with open(sys.argv[1] + str(per_process) + '.table', 'w') as table:
                     table.write(prof.report.table(row_limit=None))
-    ''', args=[str(tmp_path / 'p.json.')])
+    ''', str(tmp_path / 'p.json.'))
     merged = json.loads((tmp_path / 'p.json.False.summary.json').read_text())
     assert calls(merged, 'aten::add') == 8
     assert calls(merged, 'aten::ones') == 8
@@ -99,13 +77,13 @@ def test_dataloader_workers_are_merged_with_exact_calls(tmp_path, context):
     table = (tmp_path / 'p.json.True.table').read_text()
     for worker in split['processes']:
         pid = worker['pid']
-        assert calls(split, 'aten::add', pid) == 4  # 2 batches of 2 items each
-        assert calls(split, 'aten::ones', pid) == 4
+        assert calls(split, 'aten::add', process=pid) == 4  # 2 batches of 2 items each
+        assert calls(split, 'aten::ones', process=pid) == 4
         assert f'pid{pid}::aten::add' in table
         # record_shapes reached the worker too: a row per input shape.
         assert {e['tag'] for e in split['events']
                 if e['name'] == 'aten::add' and e.get('process') == pid} == {'[[4], []]'}
-    assert calls(split, 'aten::add', split['process']['pid']) == 0
+    assert calls(split, 'aten::add', process=split['process']['pid']) == 0
 
 
 FORKING = '''
@@ -132,8 +110,7 @@ def test_a_forked_child_of_the_whole_program_profile_is_merged_into_the_parents(
         result = run_script(tmp_path, FORKING, env={'FLAGS_paddle_prof_state': 'CPU',
                                                     'FLAGS_paddle_prof_path': str(profile)})
     else:
-        result = run_script(tmp_path, FORKING, launcher=['-m', 'paddle_prof', 'run',
-                                                         '--profile-path', str(profile), '--'])
+        result = run_script(tmp_path, FORKING, run=['--profile-path', str(profile)])
     parent, child = (int(p) for p in result.stdout.split('pids ')[1].split()[:2])
     assert result.stdout.count('Profiling Report') == 1, result.stdout  # the parent's alone
     summary = json.loads((tmp_path / 'p.json.summary.json').read_text())
@@ -171,7 +148,7 @@ def test_multiprocessing_children_are_merged_with_exact_calls(tmp_path, method):
                 for child in children:
                     child.join()
                     assert child.exitcode == 0, child.exitcode
-    ''', args=[str(tmp_path / 'p.json')])
+    ''', str(tmp_path / 'p.json'))
     summary = json.loads((tmp_path / 'p.json.summary.json').read_text())
     assert calls(summary, 'child_work') == 7
     assert sorted((p['role'], p['calls']) for p in summary['processes']) == [
@@ -211,7 +188,7 @@ def test_a_child_still_running_at_the_stop_is_named_with_where_its_profile_will_
         os.write(go_w, b'g')
         os.waitpid(pid, 0)
         print(json.dumps({'child': pid, 'warnings': prof.report.warnings}))
-    ''', args=[str(tmp_path / 'p.json')])
+    ''', str(tmp_path / 'p.json'))
     assert_named_running_then_written(result, tmp_path, 'late_work')
 
 
@@ -230,7 +207,7 @@ def test_a_spawned_child_not_yet_running_at_the_stop_is_named_too(tmp_path):
                 child.start()  # its interpreter is still starting as the window stops
             child.join()
             print(json.dumps({'child': child.pid, 'warnings': prof.report.warnings}))
-    """, args=[str(tmp_path / 'p.json')])
+    """, str(tmp_path / 'p.json'))
     assert_named_running_then_written(result, tmp_path, 'spawned_work')
 
 
@@ -249,7 +226,7 @@ def test_without_follow_children_a_forked_child_is_neither_profiled_nor_merged(t
             os.waitpid(pid, 0)
         assert prof.report.processes == [], prof.report.processes
         assert not any(e.name == 'child_work' for e in prof.report.events)
-    ''', args=[str(tmp_path / 'p.json')])
+    ''', str(tmp_path / 'p.json'))
     assert not (tmp_path / 'p.json.children').exists()
 
 
@@ -277,8 +254,7 @@ def test_a_child_under_run_native_tracks_its_native_memory(tmp_path, start):
             child.start()
             child.join()
             print('parent LD_PRELOAD:', os.environ.get('LD_PRELOAD'))
-    ''', args=[start], launcher=['-m', 'paddle_prof', 'run', '--native', '--profile-path',
-                                 str(tmp_path / 'p.json'), '--'])
+    ''', start, run=['--native', '--profile-path', str(tmp_path / 'p.json')])
     # The library took itself out of both environments as it loaded.
     assert 'child LD_PRELOAD: None' in result.stdout
     assert 'parent LD_PRELOAD: None' in result.stdout
@@ -307,7 +283,7 @@ def test_a_reset_in_the_parent_keeps_the_children_forked_before_it(tmp_path):
             os.write(go_w, b'g')
             os.waitpid(pid, 0)
         assert [(p.pid, p.calls) for p in prof.report.processes] == [(pid, 1)], prof.report.processes
-    ''', args=[str(tmp_path / 'p.json')])
+    ''', str(tmp_path / 'p.json'))
 
 
 def test_a_spawned_child_ended_by_sigterm_still_writes_its_profile(tmp_path):
@@ -331,7 +307,7 @@ def test_a_spawned_child_ended_by_sigterm_still_writes_its_profile(tmp_path):
                 child.terminate()
                 child.join()
             print('exitcode', child.exitcode, [(p.role, p.calls) for p in prof.report.processes])
-    ''', args=[str(tmp_path / 'p.json')])
+    ''', str(tmp_path / 'p.json'))
     assert "exitcode -15 [('child', 1)]" in result.stdout, result.stdout
 
 
@@ -356,5 +332,5 @@ def test_a_child_forked_just_before_the_stop_is_always_named(tmp_path):
             if not any(f'child {pid} is still running' in w for w in prof.report.warnings):
                 missed.append((pid, prof.report.warnings))
         print(json.dumps(missed))
-    ''', args=[str(tmp_path / 'p')])
+    ''', str(tmp_path / 'p'))
     assert json.loads(result.stdout.splitlines()[-1]) == []

@@ -13,14 +13,13 @@ import textwrap
 import pytest
 
 import paddle_prof
+from helpers import run_script
 
 
 def run(tmp_path, script_text, *options):
-    script = tmp_path / 'script.py'
-    script.write_text(textwrap.dedent(script_text))
-    return subprocess.run([sys.executable, '-m', 'paddle_prof', 'run', *options, '--',
-                           str(script), 'arg1'],
-                          capture_output=True, text=True, timeout=120, env=os.environ.copy())
+    """`python3 -m paddle_prof run OPTIONS -- script.py arg1`, from this directory."""
+    return run_script(tmp_path, script_text, 'arg1', run=list(options), cwd=os.getcwd(),
+                      check=False)
 
 
 def env_anywhere():

@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 
 import paddle_prof
+from helpers import row
 from paddle_prof import _core
 
 
 def cpu(report, name):
-    row = next(e for e in report.events if e.name == name)
-    return row.memory['CPU']
+    return row(report, name).memory['CPU']
 
 
 def test_fill_constant_reads_exactly_its_bytes_peak_and_live():

@@ -13,6 +13,7 @@ import time
 import pytest
 
 import paddle_prof
+from helpers import row
 
 EXTRA_ROWS = 55  # rank 0's: more rows than a table prints
 
@@ -56,11 +57,6 @@ def ranks(tmp_path, monkeypatch):
 def summary(trace_path):
     with open(str(trace_path) + ".summary.json") as f:
         return json.load(f)
-
-
-def row(d, name):
-    [found] = [e for e in d["events"] if e["name"] == name]
-    return found
 
 
 def test_load_reads_a_summary_back_whole(ranks):

@@ -9,6 +9,7 @@ import textwrap
 import pytest
 
 import paddle_prof
+from helpers import run_script
 
 PRELOAD = os.path.join(os.path.dirname(paddle_prof.__file__), 'libpaddle_prof_preload.so')
 pytestmark = pytest.mark.skipif(not os.path.exists(PRELOAD), reason='no preload library built')
@@ -16,13 +17,8 @@ pytestmark = pytest.mark.skipif(not os.path.exists(PRELOAD), reason='no preload 
 
 def run_native(tmp_path, source):
     """Runs `source` under `run --native` with a profile path; its result and summary."""
-    script = tmp_path / 'script.py'
-    script.write_text(textwrap.dedent(source))
-    profile = tmp_path / 'p.json'
-    result = subprocess.run([sys.executable, '-m', 'paddle_prof', 'run', '--native',
-                             '--profile-path', str(profile), '--', str(script)],
-                            capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
+    result = run_script(tmp_path, source, run=['--native', '--profile-path',
+                                               str(tmp_path / 'p.json')])
     return result, json.loads((tmp_path / 'p.json.summary.json').read_text())
 
 SCRIPT = '''

@@ -24,6 +24,7 @@ import numpy as np  # noqa: E402
 
 import paddle_prof  # noqa: E402
 import paddle_prof.paddle  # noqa: E402
+from helpers import run_script  # noqa: E402
 
 FULL_BYTES = 1000 * 784 * 4  # paddle.full([1000, 784], 1.0): 3,136,000 bytes
 EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples",
@@ -33,13 +34,9 @@ EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(paddle_prof.__file__)))
 
 
-def run_script(tmp_path, script):
-    """The summary of `python3 -m paddle_prof run -- script`."""
-    result = subprocess.run(
-        [sys.executable, "-m", "paddle_prof", "run", "--profile-path", str(tmp_path / "r.json"),
-         "--", str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": PACKAGE_ROOT})
-    assert result.returncode == 0, result.stderr[-3000:]
+def run_profiled(tmp_path, source):
+    """The summary of `python3 -m paddle_prof run -- script` of `source`."""
+    run_script(tmp_path, source, run=["--profile-path", str(tmp_path / "r.json")], name="train")
     return paddle_prof.load(str(tmp_path / "r.json.summary.json")).to_dict()
 
 
@@ -158,16 +155,15 @@ def test_a_paddle_it_was_not_made_for_is_an_import_error(tmp_path):
 
 
 def test_run_installs_the_bridge_when_the_script_imports_paddle(tmp_path):
-    script = tmp_path / "train.py"
-    script.write_text("import paddle\nx = paddle.full([1000, 784], 1.0)\n"
-                      "y = paddle.matmul(x, paddle.ones([784, 10]))\n"
-                      "net = paddle.nn.Linear(10, 2)\n"
-                      "optimizer = paddle.optimizer.SGD(parameters=net.parameters())\n"
-                      "for _ in range(3):\n"
-                      "    net(y).mean().backward()\n"
-                      "    optimizer.step()\n"
-                      "    optimizer.clear_grad()\n")
-    summary = run_script(tmp_path, script)
+    source = ("import paddle\nx = paddle.full([1000, 784], 1.0)\n"
+              "y = paddle.matmul(x, paddle.ones([784, 10]))\n"
+              "net = paddle.nn.Linear(10, 2)\n"
+              "optimizer = paddle.optimizer.SGD(parameters=net.parameters())\n"
+              "for _ in range(3):\n"
+              "    net(y).mean().backward()\n"
+              "    optimizer.step()\n"
+              "    optimizer.clear_grad()\n")
+    summary = run_profiled(tmp_path, source)
     rows = {r["name"]: r for r in summary["events"]}
     # The script's matmul, and the Linear's three.
     assert rows["matmul"]["calls"] == 4
@@ -182,8 +178,7 @@ def test_run_installs_the_bridge_when_the_script_imports_paddle(tmp_path):
 
 
 def test_run_makes_a_step_of_each_run_of_a_static_training_program(tmp_path):
-    script = tmp_path / "static.py"
-    script.write_text(textwrap.dedent(f"""
+    summary = run_profiled(tmp_path, f"""
         import sys
         import numpy as np, paddle
         sys.path.insert(0, {os.path.dirname(EXAMPLE)!r})
@@ -196,8 +191,7 @@ def test_run_makes_a_step_of_each_run_of_a_static_training_program(tmp_path):
         for _ in range(3):
             exe.run(main, feed=feed, fetch_list=fetch)
         exe.run(startup)  # no gradient op: ends no step
-    """))
-    summary = run_script(tmp_path, script)
+    """)
     # Three, and the program's building (Momentum.minimize) is none.
     steps = [s["phases_ms"] for s in summary["steps"]]
     assert len(steps) == 3

@@ -17,10 +17,9 @@ pytest.importorskip('paddle_prof._torch_bridge',
 
 import paddle_prof  # noqa: E402
 import paddle_prof.torch  # noqa: E402
+from helpers import calls, run_script  # noqa: E402
 
 
-def calls(report, name, tag=None):
-    return sum(e.calls for e in report.events if e.name == name and (tag is None or e.tag == tag))
 
 
 def test_op_calls_match_a_hand_count():
@@ -309,15 +308,7 @@ def test_step_on_optimizer_closes_a_step_per_optimizer_step():
     assert torch.optim.Adam.step is original_step  # put back
 
 
-def run_ok(script: str) -> None:
-    """Runs `script` in a fresh interpreter, which must print 'ok' and exit 0."""
-    result = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
-                            timeout=120)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == 'ok'
-
-
-def test_tensors_made_before_the_import_are_adopted_and_freed_safely():
+def test_tensors_made_before_the_import_are_adopted_and_freed_safely(tmp_path):
     script = textwrap.dedent('''
         import io, torch
         early = [torch.ones(256, 256) for _ in range(4)]
@@ -332,10 +323,10 @@ def test_tensors_made_before_the_import_are_adopted_and_freed_safely():
         assert cpu.start_bytes - cpu.end_bytes == 256 * 256 * 4  # two freed, one made
         print('ok')
     ''')
-    run_ok(script)
+    assert run_script(tmp_path, script).stdout.strip() == 'ok'
 
 
-def test_between_windows_tensors_go_untracked_and_the_next_window_adopts_them():
+def test_between_windows_tensors_go_untracked_and_the_next_window_adopts_them(tmp_path):
     script = textwrap.dedent('''
         import io, torch
         import paddle_prof, paddle_prof.torch
@@ -355,10 +346,10 @@ def test_between_windows_tensors_go_untracked_and_the_next_window_adopts_them():
         assert cpu.start_bytes - cpu.end_bytes == 256 * 256 * 4 - 8 * 4
         print('ok')
     ''')
-    run_ok(script)
+    assert run_script(tmp_path, script).stdout.strip() == 'ok'
 
 
-def test_a_window_walks_the_programs_objects_only_after_a_block_went_untracked():
+def test_a_window_walks_the_programs_objects_only_after_a_block_went_untracked(tmp_path):
     script = textwrap.dedent('''
         import gc, io, torch
         import paddle_prof, paddle_prof.torch
@@ -382,10 +373,10 @@ def test_a_window_walks_the_programs_objects_only_after_a_block_went_untracked()
         assert cpu.start_bytes - cpu.end_bytes == 256 * 256 * 4
         print('ok')
     ''')
-    run_ok(script)
+    assert run_script(tmp_path, script).stdout.strip() == 'ok'
 
 
-def test_a_walk_that_fails_is_owed_to_the_next_window():
+def test_a_walk_that_fails_is_owed_to_the_next_window(tmp_path):
     script = textwrap.dedent('''
         import gc, io, torch
         early = torch.ones(8)                  # before the import: only a walk finds it
@@ -413,7 +404,7 @@ def test_a_walk_that_fails_is_owed_to_the_next_window():
         assert cpu.untracked_frees == 0
         print('ok')
     ''')
-    run_ok(script)
+    assert run_script(tmp_path, script).stdout.strip() == 'ok'
 
 
 def test_shape_growth_names_a_convolution_op(tmp_path):
