@@ -370,8 +370,7 @@ void ThreadRecorder::ChargeAlloc(const LiveBlock& block, const NativeMove& move)
 }
 
 int ThreadRecorder::LevelOf(const LiveBlock& block) const {
-  if (block.thread != index_ ||
-      !SameWindow(block.window, window_.load(std::memory_order_relaxed))) {
+  if (block.thread != index_ || !SameWindow(block.window, window_.load(std::memory_order_relaxed))) {
     return -2;  // another thread's, or from before this window
   }
   if (block.serial == 0) return -1;
@@ -498,8 +497,8 @@ void ThreadRecorder::AddNative(int place, const char* name, const char* tag, int
   constexpr auto kRelaxed = std::memory_order_relaxed;
   int owners = native_owners_.load(kRelaxed);
   int i = 0;
-  while (i < owners &&
-         (native_[i].name.load(kRelaxed) != name || native_[i].tag.load(kRelaxed) != tag)) {
+  while (i < owners && (native_[i].name.load(kRelaxed) != name ||
+                        native_[i].tag.load(kRelaxed) != tag)) {
     ++i;
   }
   if (i == kNativeOwners) {

@@ -114,13 +114,14 @@ class ThreadRecorder {
   // top, no stack to take, no GPU tracer): a handful of loads and stores around the clock
   // read, no call. The rest is BeginSlow's, out of line, so that its calls cost the
   // common case no saved registers.
-  __attribute__((always_inline)) bool Begin(const void* owner, const char* name, const char* tag,
-                                            uint64_t window, uint32_t* depth) {
+  __attribute__((always_inline)) bool Begin(const void* owner, const char* name,
+                                            const char* tag, uint64_t window, uint32_t* depth) {
     const uint32_t d = depth_.load(std::memory_order_relaxed);
-    const bool rare = window_.load(std::memory_order_relaxed) != window || d >= kMaxDepth ||
-                      (d > 0 ? stack_[d - 1].owner.load(std::memory_order_relaxed) == kAbandoned
-                             : g_stack_capture.load(std::memory_order_relaxed) != nullptr) ||
-                      g_gpu_tracer.load(std::memory_order_relaxed) != nullptr;
+    const bool rare =
+        window_.load(std::memory_order_relaxed) != window || d >= kMaxDepth ||
+        (d > 0 ? stack_[d - 1].owner.load(std::memory_order_relaxed) == kAbandoned
+               : g_stack_capture.load(std::memory_order_relaxed) != nullptr) ||
+        g_gpu_tracer.load(std::memory_order_relaxed) != nullptr;
     if (__builtin_expect(rare, 0)) return BeginSlow(owner, name, tag, window, depth);
     const uint64_t serial = next_serial_.load(std::memory_order_relaxed) + 1;
     next_serial_.store(serial, std::memory_order_relaxed);
@@ -133,8 +134,9 @@ class ThreadRecorder {
 
   // Writes the slot of a scope begun at depth `d`, all but its start.
   __attribute__((always_inline)) OpenScope& Fill(uint32_t d, const void* owner, const char* name,
-                                                 const char* tag, uint64_t window, uint64_t serial,
-                                                 uint32_t stack, GpuTracer* gpu) {
+                                                 const char* tag, uint64_t window,
+                                                 uint64_t serial, uint32_t stack,
+                                                 GpuTracer* gpu) {
     OpenScope& scope = stack_[d];
     scope.stack = stack;  // read only at depth 0
     scope.detail = false;
@@ -257,10 +259,10 @@ class ThreadRecorder {
   static ThreadRecorder* RegisterCurrentThread();
 
   static void Bump(OwnedCounter& counter) { counter += 1; }
-  // Rewinds buffer and counters when `window` is newer than what they hold.
   // The innermost open scope of this thread's recorder if `owner` opened it (else null),
   // marked as holding a detail (OpenScope::detail), its fields cleared the first time.
   static OpenScope* DetailOf(const void* owner);
+  // Rewinds buffer and counters when `window` is newer than what they hold.
   void SyncWindow(uint64_t window) {
     if (window_.load(std::memory_order_relaxed) != window) StartWindow(window);
   }
@@ -318,7 +320,8 @@ class ThreadRecorder {
                       scope.detail || scope.window.load(std::memory_order_relaxed) != window;
     // A new chunk (once in 65,536 records) also goes the slow way.
     if (__builtin_expect(rare || !buffer_.AppendInChunk(EventRecord::Call(
-                                     scope.name, scope.tag, depth, false, scope.start, end_tick)),
+                                         scope.name, scope.tag, depth, false, scope.start,
+                                         end_tick)),
                          0)) {
       EmitSlow(scope, depth, end_tick);
     }

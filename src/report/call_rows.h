@@ -34,7 +34,7 @@ struct Accumulator {
 
   // By place index, flat: every call adds its figures here.
   std::array<MemoryStats, kMaxPlaces> memory{};
-  uint32_t places = 0;                            // bit i: place i has figures
+  uint32_t places = 0;  // bit i: place i has figures
   std::map<const std::string*, int64_t> sources;  // record_stacks: calls by source frame
   CallDurations durations;                        // for the percentiles
 

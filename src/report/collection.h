@@ -93,24 +93,24 @@ struct Collection {
   // without the place; each thread's `native` share is of that moment.
   int64_t native_peak = -1;
   std::vector<NoEventUsage> no_event;
-  std::vector<LiveBlock> live_blocks;  // allocated in the window and still live
+  std::vector<LiveBlock> live_blocks;      // allocated in the window and still live
   // Blocks allocated before the window and still live: bytes by (place, kind).
   std::map<std::pair<int, uint8_t>, int64_t> earlier_live;
   std::vector<MemoryEvent> memory_events;  // the threads' allocations and frees, by time
   // By position in `threads`, where read with the memory events (record_scan.h).
   std::vector<ThreadCalls> thread_calls;
-  std::vector<OpenCall> open_calls;  // the collecting thread's, outermost first
-  bool gpu_traced = false;           // state kCUDA or kAll
-  bool record_stacks = false;        // top-level calls carry their stack ids
-  bool memory_categories = false;    // the report splits memory by category
-  bool plain_op_names = false;       // ops are named "matmul", not "aten::mm"
-  GpuCapture gpu;                    // what ran on the GPU, times in ticks
-  GpuCorrelation gpu_correlation;    // which call launched it
-  int64_t open_before_reset = 0;     // calls begun before a reset, still open at the stop
-  std::optional<OutOfMemory> oom;    // the failure an out-of-memory dump is for
-  int keep_last_steps = 0;           // a flight recorder's bound, 0 for none
-  int64_t steps_dropped = 0;         // the steps before `steps`, no longer held
-  int64_t failures_after_oom = 0;    // allocation failures after the window's dump
+  std::vector<OpenCall> open_calls;        // the collecting thread's, outermost first
+  bool gpu_traced = false;                 // state kCUDA or kAll
+  bool record_stacks = false;              // top-level calls carry their stack ids
+  bool memory_categories = false;          // the report splits memory by category
+  bool plain_op_names = false;             // ops are named "matmul", not "aten::mm"
+  GpuCapture gpu;                          // what ran on the GPU, times in ticks
+  GpuCorrelation gpu_correlation;          // which call launched it
+  int64_t open_before_reset = 0;           // calls begun before a reset, still open at the stop
+  std::optional<OutOfMemory> oom;          // the failure an out-of-memory dump is for
+  int keep_last_steps = 0;                 // a flight recorder's bound, 0 for none
+  int64_t steps_dropped = 0;               // the steps before `steps`, no longer held
+  int64_t failures_after_oom = 0;          // allocation failures after the window's dump
   // Summed over the window's recorders.
   int64_t forced_closes = 0;
   int64_t foreign_ends = 0;

@@ -46,8 +46,7 @@ ThreadCalls ScanThread(const Collection& c, size_t position, std::vector<MemoryE
   // The memory categories (a paddle_prof.torch window's) need each thread's outermost ops.
   const bool categorised = c.Categorised();
   std::vector<TickInterval> op_calls;
-  if (categorised)
-    op_calls.reserve(static_cast<size_t>(std::max<int64_t>(thread.begun_unreported, 0)));
+  if (categorised) op_calls.reserve(static_cast<size_t>(std::max<int64_t>(thread.begun_unreported, 0)));
   std::vector<uint64_t> child_time(kMaxScopeDepth + 1, 0);
   std::vector<std::vector<TickInterval>> child_gpu(c.gpu_traced ? kMaxScopeDepth + 1 : 0);
   const auto* launched_by = position < c.gpu_correlation.launched_by.size()
@@ -56,7 +55,7 @@ ThreadCalls ScanThread(const Collection& c, size_t position, std::vector<MemoryE
   PointerKey last{nullptr, nullptr};
   Accumulator* last_row = nullptr;  // consecutive records are often the same event
   bool last_is_op = false;
-  int64_t reported = 0;                       // calls of the window in the report
+  int64_t reported = 0;             // calls of the window in the report
   std::vector<Accumulator*> awaiting_source;  // kept calls since the last top-level one
   RecordCursor records(thread);
   while (gathered != nullptr ? records.NextCallGathering(gathered, c.end_tick)
