@@ -8,7 +8,7 @@ static program's parameters and optimizer state are variables of its scope, told
 name as each run is fed (paddle_static.py) and again with the rest; its gradients live
 only inside a run and are not told. The
 report derives input, temporary, activation and other from when each block lived
-(src/report/memory_categories.h), as for PyTorch.
+(src/analysis/memory_categories.h), as for PyTorch.
 """
 
 from __future__ import annotations

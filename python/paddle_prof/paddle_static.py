@@ -1,6 +1,6 @@
 """A static program's runs under paddle_prof.paddle.profiler: each
 ``paddle.static.Executor.run`` is an event ``paddle.static.Executor.run``, inside which
-the report phases each op by its role (src/report/step_phases.h: gradient ops backward,
+the report phases each op by its role (src/analysis/step_phases.h: gradient ops backward,
 optimizer ops optimizer, the rest forward), and the feeding of its inputs an event
 ``paddle.static.Executor.feed``, the data phase. As each run's inputs are fed, the
 blocks of the program's parameters and of its optimizer's state (the persistable

@@ -6,7 +6,7 @@ stop (a block keeps what it was told for its whole life); the tensors handed to 
 bridge keeps each list of tensors in C++ (TensorMarks, torch_memory_marks.cc), made
 again at the stop and when an optimizer's state grows, and tells only the storages that
 changed since its last scan. The report derives the other categories from when each
-block lived (src/report/memory_categories.h).
+block lived (src/analysis/memory_categories.h).
 """
 
 from __future__ import annotations
