@@ -1,5 +1,5 @@
 """What telling the memory kinds costs paddle_prof.torch per step: the scans of a model's
-parameters and gradients and of its optimizer's state (paddle_prof/torch_memory.py),
+parameters and gradients and of its optimizer's state (paddle_prof/torch/memory.py),
 after each optimizer step and at each step's end. A model of N parameter tensors (small
 ones: the cost is per tensor) and Adam, stepped once so that every state tensor exists;
 then, each round, a backward that makes every gradient again (zero_grad to None) and the
@@ -19,7 +19,7 @@ import time
 import torch
 
 import paddle_prof.torch
-from paddle_prof.torch_memory import MemoryKinds
+from paddle_prof.torch.memory import MemoryKinds
 
 
 class Many(torch.nn.Module):

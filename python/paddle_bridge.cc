@@ -9,7 +9,7 @@
 // function and then record: an Operator event opens ours under the op's name, its End()
 // closes it, and each allocation and free is tracked on its place. Paddle's finer events
 // (infer_meta, kernel launch, its executor's bookkeeping) are not ops: left to Paddle.
-// The layouts read here are Paddle 3.x's; paddle_prof/paddle.py serves no other.
+// The layouts read here are Paddle 3.x's; paddle_prof/paddle/ serves no other.
 // The same slots take gloo's collectives (paddle_collectives.h); each thread's open ops
 // and the layer backward events around them are paddle_open_ops.h's and
 // paddle_layer_chains.h's.

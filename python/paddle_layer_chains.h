@@ -1,5 +1,5 @@
 // A PaddlePaddle layer's backward events ("nn.Layer: Net.fc1.backward"), opened and
-// closed on the thread running the backward pass as paddle_prof/paddle_layer_backward.py's
+// closed on the thread running the backward pass as paddle_prof/paddle/layer_backward.py's
 // tensor hooks say, around the grad node waiting (paddle_open_ops.h). A chain is a call's
 // callers' paths and its own, outermost first, registered once; its events' names are
 // kept for good (an event's name outlives its window).

@@ -1,7 +1,7 @@
 // CPU tensors' memory: a wrapper around c10's CPU allocator that reports every CPU tensor
 // allocation made in a window to the tracker, on the place "CPU"; outside windows it
 // hands out c10's blocks untouched, and each window adopts, as it opens, those the
-// program holds (paddle_prof/torch.py). torch_bridge.cc installs it.
+// program holds (paddle_prof/torch/__init__.py). torch_bridge.cc installs it.
 #ifndef PADDLE_PROF_PYTHON_TORCH_CPU_ALLOCATOR_H_
 #define PADDLE_PROF_PYTHON_TORCH_CPU_ALLOCATOR_H_
 

@@ -19,8 +19,8 @@ import traceback
 import types
 from typing import Any, Dict, List, Optional, Tuple
 
-from paddle_prof import (_core, children, listen_protocol, listener, on_demand,
-                         paddle_on_import, run_supervisor, torch_on_import)
+from paddle_prof import _core, children, listen_protocol, listener, on_demand, run_supervisor
+from paddle_prof.on_import import install_paddle_when_imported, install_torch_when_imported
 from paddle_prof.diff import MEMORY_THRESHOLD, TIME_THRESHOLD, diff, threshold
 from paddle_prof.merge import SUMMARY_SUFFIX, load, merge, summary_path
 from paddle_prof.profiler import (SORTED_KEYS, STATES, set_capture_dir, end_implicit_window,
@@ -493,8 +493,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         _core.set_record_stacks(True, every_window=True)  # the program's own profiler too
         os.environ["FLAGS_paddle_prof_record_stacks"] = "1"  # and the children it spawns
     if not options.no_torch:
-        torch_on_import.install_when_imported(options.state)
-    paddle_on_import.install_when_imported()
+        install_torch_when_imported(options.state)
+    install_paddle_when_imported()
     try:
         _run_as_main(code, attributes)
     finally:

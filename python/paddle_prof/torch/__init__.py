@@ -53,9 +53,9 @@ if _release(torch.__version__) != _release(_torch_build.TORCH_VERSION):
         "(cmake -DPython_EXECUTABLE=<the python that imports this torch>)")
 
 from paddle_prof import _torch_bridge  # noqa: E402  (after the version check)
-from paddle_prof.torch_memory import MemoryKinds  # noqa: E402
-from paddle_prof.torch_modules import ModuleEvents  # noqa: E402
-from paddle_prof.torch_phases import BackwardEvents  # noqa: E402
+from paddle_prof.torch.memory import MemoryKinds  # noqa: E402
+from paddle_prof.torch.modules import ModuleEvents  # noqa: E402
+from paddle_prof.torch.phases import BackwardEvents  # noqa: E402
 
 
 # Every CPU tensor made in a window is tracked; those the program holds as a window opens,

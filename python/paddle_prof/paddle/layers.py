@@ -4,8 +4,8 @@ are: module_paths.py), each backward pass ``paddle.autograd.backward``, an optim
 ``step``, ``clear_grad`` and ``minimize`` ``Optimizer.<method>#<type>.<method>``, a
 ``paddle.io.DataLoader`` iterator's next batch ``paddle.io.DataLoader#<type>.__next__``:
 the events the report's ``modules`` and step phases read; each layer's gradient
-computation ``nn.Layer: <path>.backward`` (paddle_layer_backward.py); and a static
-program's runs (paddle_static.py). Installed for a window (install/remove).
+computation ``nn.Layer: <path>.backward`` (layer_backward.py); and a static
+program's runs (static.py). Installed for a window (install/remove).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from paddle.io.dataloader import dataloader_iter as _dataloader_iter
 from paddle_prof import _core
 from paddle_prof.call_scopes import Patches, scoped
 from paddle_prof.module_paths import held_as
-from paddle_prof.paddle_layer_backward import Hooks, LayerBackward
-from paddle_prof.paddle_memory import MemoryKinds
-from paddle_prof.paddle_static import StaticRuns
+from paddle_prof.paddle.layer_backward import Hooks, LayerBackward
+from paddle_prof.paddle.memory import MemoryKinds
+from paddle_prof.paddle.static import StaticRuns
 from paddle_prof.record_event import record_event
 
 _OPTIMIZER_METHODS = ("step", "clear_grad", "minimize")
@@ -30,7 +30,7 @@ _OPTIMIZER_METHODS = ("step", "clear_grad", "minimize")
 
 class _Calls:
     """What the calls of one layer by one caller share: its path, its event, and the
-    hooks of its backward (paddle_layer_backward.py), which hold its callers' paths and
+    hooks of its backward (layer_backward.py), which hold its callers' paths and
     its own."""
 
     __slots__ = ("path", "event", "hooks")

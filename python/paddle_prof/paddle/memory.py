@@ -5,7 +5,7 @@ weights), told to the core by address: a Paddle tensor's data pointer is where i
 allocation starts, which the bridge tracked. They are told after each optimizer step, at
 each step's end and at the stop; a block keeps what it was told for its whole life. A
 static program's parameters and optimizer state are variables of its scope, told by
-name as each run is fed (paddle_static.py) and again with the rest; its gradients live
+name as each run is fed (static.py) and again with the rest; its gradients live
 only inside a run and are not told. The
 report derives input, temporary, activation and other from when each block lived
 (src/analysis/memory_categories.h), as for PyTorch.

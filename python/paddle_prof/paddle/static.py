@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Tuple
 
-from paddle_prof.paddle_memory import MemoryKinds
+from paddle_prof.paddle.memory import MemoryKinds
 from paddle_prof.record_event import record_event
 
 RUN_EVENT = "paddle.static.Executor.run"

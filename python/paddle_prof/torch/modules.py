@@ -20,7 +20,7 @@ import torch
 
 from paddle_prof import _torch_bridge
 from paddle_prof.module_paths import held_as
-from paddle_prof.torch_memory import MemoryKinds, mark_inputs
+from paddle_prof.torch.memory import MemoryKinds, mark_inputs
 
 # True while torch.compile traces (torch 2.x): module calls then record nothing, so that
 # the compiled graph holds no call into the profiler; the calls it runs are recorded as ops.

@@ -7,7 +7,7 @@ op run in a window is an event named by the op (``matmul``, its gradient
 every allocation and free of Paddle's allocator is tracked on its place (``CPU``,
 ``CUDA:<n>``) and charged to the op open on its thread: exact per-op peak and live bytes.
 ``paddle_prof.paddle.profiler`` is ``paddle_prof.profiler`` with the layers and step
-phases of paddle_layers.py; ``reset_profiler()``,
+phases of layers.py; ``reset_profiler()``,
 schedules, reports, traces, summaries, diff, merge and the pytest markers work on it as
 on any window (paddle_prof/_paddle_bridge, python/paddle_bridge.cc).
 
@@ -22,8 +22,8 @@ from typing import Any, Optional
 import paddle
 
 from paddle_prof import _core, _paddle_bridge
-from paddle_prof.paddle_layers import LayerEvents
-from paddle_prof.paddle_memory import MemoryKinds
+from paddle_prof.paddle.layers import LayerEvents
+from paddle_prof.paddle.memory import MemoryKinds
 from paddle_prof.profiler import implicit_window_ending
 from paddle_prof.profiler import profiler as _base_profiler
 
