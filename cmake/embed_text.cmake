@@ -1,8 +1,20 @@
-# cmake -DINPUT=file -DOUTPUT=header -DNAME=identifier -P embed_text.cmake
+# cmake -DINPUT=file -DOUTPUT=header -DNAME=identifier [-DINCLUDES=file;...] -P embed_text.cmake
 # Writes OUTPUT, a header defining `inline constexpr std::string_view NAME` as INPUT's
 # text in a raw string literal, so the library carries the file and reads nothing at run
-# time. Rewritten only when the text changed (no rebuild otherwise).
+# time. Each file of INCLUDES replaces the mark /*@include <its name>@*/ in the text,
+# which must hold it: what several pages share is written once. Rewritten only when the
+# text changed (no rebuild otherwise).
 file(READ "${INPUT}" text)
+foreach(include ${INCLUDES})
+  get_filename_component(include_name "${include}" NAME)
+  set(mark "/*@include ${include_name}@*/")
+  string(FIND "${text}" "${mark}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "${INPUT} holds no ${mark}")
+  endif()
+  file(READ "${include}" included)
+  string(REPLACE "${mark}" "${included}" text "${text}")
+endforeach()
 set(delimiter "pp_embed")  # at most 16 characters
 string(FIND "${text}" ")${delimiter}\"" clash)
 if(NOT clash EQUAL -1)

@@ -315,6 +315,13 @@ Report MergeFiles(const std::vector<std::string>& paths, const std::string& sort
   return internal::MergeSummaryFiles(paths, key);
 }
 
+// What changed from `base` to `next`; the Reports stay alive in the caller's hands.
+internal::ReportDiff Diff(const Report& base, const Report& next, double time_threshold,
+                          double memory_threshold) {
+  py::gil_scoped_release release;
+  return internal::DiffReports(base, next, time_threshold, memory_threshold);
+}
+
 // The open window as a child started as a fresh program needs it (paddle_prof/children.py):
 // (state, children directory, parent pid, window start unix ns), or None.
 py::object FollowedWindow() {
@@ -352,6 +359,11 @@ PYBIND11_MODULE(_core, m) {
           "add_warning", [](Report& r, const std::string& w) { r.warnings.push_back(w); },
           py::arg("warning"));
 
+  py::class_<internal::ReportDiff>(m, "NativeDiff")
+      .def("to_json", &internal::DiffJson)
+      .def("table", &internal::DiffTable)
+      .def("to_html", &internal::DiffPage, py::arg("base"), py::arg("new"));
+
   py::class_<Scope>(m, "Scope")
       .def(py::init<const std::string&, const std::optional<std::string>&>(), py::arg("name"),
            py::arg("tag") = py::none())
@@ -366,6 +378,11 @@ PYBIND11_MODULE(_core, m) {
   m.attr("ROW_LIMIT") = FLAGS_paddle_prof_row_limit;  // as the environment set it
   m.attr("TABLE_WIDTH") = Report::kDefaultWidth;
   m.attr("SORTED_KEYS") = internal::SortingKeyNames();
+  m.attr("SUMMARY_SUFFIX") = internal::kSummarySuffix;
+  m.attr("GPU_PID_BASE") = internal::kGpuPidBase;
+  m.attr("SPREAD_CALLS") = internal::kSpreadCalls;
+  m.def("format_bytes", &internal::FormatBytes, py::arg("bytes"));
+  m.def("format_ms", &internal::FormatMs, py::arg("ms"));
   m.def("check_state", [](const std::string& state) { ParseProfilerState(state); });
   m.def("check_sorted_key", [](const std::string& key) { internal::SortingKeyNamed(key); });
   m.def("enable_profiler",
@@ -400,6 +417,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("merge", &Merge, py::arg("reports"), py::arg("sorted_key"));
   m.def("merge_files", &MergeFiles, py::arg("paths"), py::arg("sorted_key"));
   m.def("html_page", &internal::HtmlPage, py::arg("summary_json"));
+  m.def("diff", &Diff, py::arg("base"), py::arg("new"), py::arg("time_threshold"),
+        py::arg("memory_threshold"));
   m.def("set_follow_children", &internal::SetFollowChildren, py::arg("follow"));
   m.def("followed_window", &FollowedWindow);
   m.def("resume_native_tracking", &internal::ResumeNativeTracking);

@@ -8,9 +8,9 @@ from typing import Any, Iterable, Union
 from paddle_prof import _core
 from paddle_prof.paths import refuse_nul
 from paddle_prof.profiler import check_sorted_key
-from paddle_prof.report import Report
+from paddle_prof.report import Report, native_report
 
-SUMMARY_SUFFIX = ".summary.json"
+SUMMARY_SUFFIX = _core.SUMMARY_SUFFIX  # what a trace path's summary adds to it
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -43,7 +43,7 @@ def load(path: PathLike) -> Report:
 
 def _native(item: Any, index: int) -> Any:
     if isinstance(item, Report):
-        return item._native
+        return native_report(item)
     if isinstance(item, (str, os.PathLike)):
         return _core.load_summary(summary_path(item))
     raise TypeError(f"merge(): item {index} is a {type(item).__name__}; give Reports or "

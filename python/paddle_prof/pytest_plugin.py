@@ -40,8 +40,9 @@ from typing import Any, Dict, List, Optional, Union
 
 import pytest
 
+from paddle_prof import _core
 from paddle_prof.diff import MEMORY_THRESHOLD, SPREAD_CALLS, TIME_THRESHOLD
-from paddle_prof.diff import format_bytes as _format_bytes
+from paddle_prof.merge import SUMMARY_SUFFIX
 
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20,
           "MB": 1 << 20, "MIB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30,
@@ -192,7 +193,7 @@ def _holder_line(holder: Dict[str, Any]) -> str:
     """One holder at a peak: its bytes, then its call path (or name) and tag."""
     path = " > ".join(holder.get("path") or []) or holder["name"]
     tag = f" {holder['tag']}" if holder.get("tag") else ""
-    return f"  {_format_bytes(holder['bytes'])}  {path}{tag}"
+    return f"  {_core.format_bytes(holder['bytes'])}  {path}{tag}"
 
 
 def _peak_failure(summary: Dict[str, Any], marker: Any) -> Optional[str]:
@@ -212,8 +213,8 @@ def _peak_failure(summary: Dict[str, Any], marker: Any) -> Optional[str]:
         return None
     holders = [_holder_line(h) for p in places for h in p.get("at_peak") or []
                if h["name"] != "[before profiling]"]
-    return (f"peak memory on {place} was {_format_bytes(peak)} ({peak:,} bytes) above the "
-            f"test's start, over the limit of {_format_bytes(limit)} ({limit:,} bytes); at "
+    return (f"peak memory on {place} was {_core.format_bytes(peak)} ({peak:,} bytes) above the "
+            f"test's start, over the limit of {_core.format_bytes(limit)} ({limit:,} bytes); at "
             f"the peak held by:\n" + "\n".join(holders[:10]))
 
 
@@ -229,9 +230,9 @@ def _host_failure(summary: Dict[str, Any], limit: int) -> Optional[str]:
     holders = [f"{_holder_line(h)} on {p['place']}"
                for p in sorted(places, key=lambda p: -grew[p["place"]])
                for h in p.get("at_peak") or [] if h["name"] != "[before profiling]"]
-    each = ", ".join(f"{place} {_format_bytes(b)}" for place, b in grew.items() if b > 0)
-    return (f"the test's host memory peaked at {_format_bytes(peak)} ({peak:,} bytes: {each}), "
-            f"over the limit of {_format_bytes(limit)} ({limit:,} bytes); at the peak held "
+    each = ", ".join(f"{place} {_core.format_bytes(b)}" for place, b in grew.items() if b > 0)
+    return (f"the test's host memory peaked at {_core.format_bytes(peak)} ({peak:,} bytes: {each}), "
+            f"over the limit of {_core.format_bytes(limit)} ({limit:,} bytes); at the peak held "
             f"by:\n" + "\n".join(holders[:10]))
 
 
@@ -254,11 +255,11 @@ def _op_failure(summary: Dict[str, Any], marker: Any) -> Optional[str]:
         for row_place, stats in (row.get("memory") or {}).items():
             if (place is None or row_place == place) and stats["peak_bytes"] > limit:
                 tag = f" {row['tag']}" if row.get("tag") else ""
-                over.append(f"  {name}{tag} on {row_place}: {_format_bytes(stats['peak_bytes'])} "
+                over.append(f"  {name}{tag} on {row_place}: {_core.format_bytes(stats['peak_bytes'])} "
                             f"({stats['peak_bytes']:,} bytes) in its largest call")
     if not over:
         return None
-    return (f"{name} peaked over the limit of {_format_bytes(limit)} ({limit:,} bytes):\n" +
+    return (f"{name} peaked over the limit of {_core.format_bytes(limit)} ({limit:,} bytes):\n" +
             "\n".join(over))
 
 
@@ -274,7 +275,7 @@ def _checks(item: Any) -> List[str]:
     for marker in item.iter_markers("limit_op_memory"):
         failures.append(_op_failure(summary, marker))
     options = item.config.option
-    name = summary_file_name(item.nodeid) + ".summary.json"
+    name = summary_file_name(item.nodeid) + SUMMARY_SUFFIX
     if options.paddle_prof_save:
         from paddle_prof.atomic_write import write_atomically
         os.makedirs(options.paddle_prof_save, exist_ok=True)

@@ -62,7 +62,7 @@ class Report:
                          "throughput", "advice", "notes", "peaks_by"})
 
     def __init__(self, native: Any) -> None:
-        self._native = native
+        self._native = native  # the core's report (native_report)
         self._parsed: Optional[Dict[str, Any]] = None
 
     @property
@@ -148,3 +148,9 @@ class Report:
     def __repr__(self) -> str:
         return (f"<paddle_prof.Report {len(self.events)} events, wall {self.wall_ms:.3f} ms, "
                 f"sorted by {self.sorted_by}>")
+
+
+def native_report(report: Report) -> Any:
+    """The core's report behind `report`, for the package's functions that hand it back to
+    the core (merge, diff)."""
+    return report._native

@@ -9,14 +9,14 @@ import curses
 import sys
 from typing import Any, Dict, List, Optional
 
-from paddle_prof.diff import format_bytes
+from paddle_prof import _core
 from paddle_prof.on_demand import Peer, listeners
 
 _REDRAW_S = 1
 
 
 def _bytes(n: Optional[int]) -> str:
-    return "-" if n is None else format_bytes(n)
+    return "-" if n is None else _core.format_bytes(n)
 
 
 def _ms(value: Optional[float]) -> str:

@@ -15,11 +15,11 @@ import json
 import math
 from typing import Any, Dict, List, Optional, Set, Tuple
 
+from paddle_prof import _core
 from paddle_prof.atomic_write import write_atomically
 from paddle_prof.merge import SUMMARY_SUFFIX
 from paddle_prof.report import Report
 
-_FRESH_PID_BASE = 0x7FFF0000  # where the core draws GPUs too: far above any real pid
 _FLOW_IDS_PER_INPUT = 1 << 40
 
 
@@ -65,7 +65,7 @@ class _Pids:
 
     def __init__(self) -> None:
         self.used: Set[int] = set()
-        self.next_fresh = _FRESH_PID_BASE
+        self.next_fresh = _core.GPU_PID_BASE  # far above any real pid
 
     def take(self, wanted: Optional[int]) -> int:
         if wanted is not None and wanted not in self.used:

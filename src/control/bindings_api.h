@@ -53,6 +53,12 @@
 //  - ThisProcess (process_identity.h): the rank a listening process reports before its
 //    job's distributed module is initialised, read from the environment as its windows
 //    read it;
+//  - DiffReports (report_diff.h), DiffJson, DiffTable, DiffPage (diff_outputs.h):
+//    paddle_prof.diff() and `paddle-prof diff`, its text and its page;
+//  - FormatBytes, FormatMs (number_format.h): sizes and times in the package's text as
+//    in the table's;
+//  - kSummarySuffix (profile_files.h), kGpuPidBase (chrome_trace.h): where a summary is
+//    beside its trace, and where a merged trace's fresh pids start;
 //  - NoteOpInputs, NoteOpSequence (op_details.h): an op's inputs' dims and types, and
 //    torch's sequence number of each op autograd records, which the trace writes as
 //    `Input Dims` and as an arrow from a forward op to its backward node.
@@ -63,7 +69,9 @@
 #include "call_stacks.h"
 #include "capture_reader.h"
 #include "caught_signals.h"
+#include "chrome_trace.h"
 #include "counter_memory.h"
+#include "diff_outputs.h"
 #include "enum_names.h"
 #include "flags.h"
 #include "html_report.h"
@@ -73,11 +81,14 @@
 #include "merge_files.h"
 #include "native_guard.h"
 #include "native_tracking.h"
+#include "number_format.h"
 #include "op_details.h"
 #include "out_of_memory.h"
 #include "place_registry.h"
 #include "process_identity.h"
+#include "profile_files.h"
 #include "profiler_control.h"
+#include "report_diff.h"
 #include "report_merge.h"
 #include "scope_backdate.h"
 #include "sort_keys.h"

@@ -14,16 +14,21 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
 
 #include "process_identity.h"
+#include "profile_files.h"
 #include "summary_reader.h"
 
 namespace paddle_prof::internal {
 
 namespace {
 
-constexpr char kSummarySuffix[] = ".json.summary.json";
+// A child's profile path, <pid>.json, and its summary beside it.
+constexpr char kChildSummarySuffix[] = ".json.summary.json";
+static_assert(std::string_view(kChildSummarySuffix).substr(5) == kSummarySuffix,
+              "a child's summary is its profile path's");
 constexpr char kMarkerSuffix[] = ".json.running";
 
 // `dir` and the directories above it, as mkdir -p.
@@ -154,7 +159,7 @@ ArrivedChildren CollectArrivedChildren(const std::string& children_dir, int64_t 
     }
   };
   for (const std::string& name : names) {
-    if (const int64_t pid = PidNamed(name, kSummarySuffix); pid != 0) {
+    if (const int64_t pid = PidNamed(name, kChildSummarySuffix); pid != 0) {
       load(pid, children_dir + "/" + name);
     }
   }
@@ -165,7 +170,7 @@ ArrivedChildren CollectArrivedChildren(const std::string& children_dir, int64_t 
     if (pid == 0 || written.count(pid) != 0) continue;
     marked.insert(pid);
     const std::string marker_path = children_dir + "/" + name;
-    const std::string summary = ChildProfilePath(children_dir, pid) + ".summary.json";
+    const std::string summary = ChildProfilePath(children_dir, pid) + kSummarySuffix;
     const std::optional<Marker> marker = ReadMarker(marker_path);
     if (!marker || Exists(summary)) {  // perhaps written since the directory was listed
       if (Exists(summary)) load(pid, summary);
@@ -182,7 +187,7 @@ ArrivedChildren CollectArrivedChildren(const std::string& children_dir, int64_t 
   }
   for (const int64_t pid : launched) {  // started, but not yet (or never) running
     if (written.count(pid) != 0 || marked.count(pid) != 0) continue;
-    const std::string summary = ChildProfilePath(children_dir, pid) + ".summary.json";
+    const std::string summary = ChildProfilePath(children_dir, pid) + kSummarySuffix;
     if (Exists(summary)) {
       load(pid, summary);
     } else {

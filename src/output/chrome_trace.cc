@@ -27,7 +27,6 @@ namespace paddle_prof::internal {
 namespace {
 
 constexpr int kStepsTid = 0;             // no real thread has id 0
-constexpr int kGpuPidBase = 0x7fff0000;  // GPU n is drawn as process kGpuPidBase + n
 constexpr size_t kFlushBytes = size_t{1} << 20;
 constexpr size_t kNumberBytes = 24;  // the longest integer, or microseconds with decimals
 

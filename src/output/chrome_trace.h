@@ -13,6 +13,10 @@
 
 namespace paddle_prof::internal {
 
+// GPU n is drawn as process kGpuPidBase + n: far above any real pid. A merge of traces
+// draws the fresh pids it needs from here on too.
+inline constexpr int kGpuPidBase = 0x7fff0000;
+
 // Returns false and sets `error` when the file cannot be written.
 bool WriteChromeTrace(const Collection& collection, const std::string& path, std::string* error);
 

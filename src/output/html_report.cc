@@ -1,6 +1,6 @@
 #include "html_report.h"
 
-#include "html_report_template.h"
+#include "report_page_template.h"
 
 namespace paddle_prof::internal {
 
@@ -13,20 +13,24 @@ static_assert(kHtmlReportTemplate.find(kSummaryMark) != std::string_view::npos,
 
 }  // namespace
 
-std::string HtmlPage(std::string_view summary_json) {
-  const size_t mark = kHtmlReportTemplate.find(kSummaryMark);
-  std::string page;
-  page.reserve(kHtmlReportTemplate.size() + summary_json.size() + summary_json.size() / 16);
-  page.append(kHtmlReportTemplate.substr(0, mark));
-  for (const char c : summary_json) {
+std::string PageWithJson(std::string_view page, std::string_view mark, std::string_view json) {
+  const size_t at = page.find(mark);
+  std::string out;
+  out.reserve(page.size() + json.size() + json.size() / 16);
+  out.append(page.substr(0, at));
+  for (const char c : json) {
     if (c == '<') {
-      page.append("\\u003c");
+      out.append("\\u003c");
     } else {
-      page.push_back(c);
+      out.push_back(c);
     }
   }
-  page.append(kHtmlReportTemplate.substr(mark + kSummaryMark.size()));
-  return page;
+  out.append(page.substr(at + mark.size()));
+  return out;
+}
+
+std::string HtmlPage(std::string_view summary_json) {
+  return PageWithJson(kHtmlReportTemplate, kSummaryMark, summary_json);
 }
 
 std::string HtmlReport(const Report& report) { return HtmlPage(report.ToJson()); }

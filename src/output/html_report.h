@@ -13,9 +13,12 @@
 
 namespace paddle_prof::internal {
 
-// The page for a summary JSON text (Report::ToJson(), or a summary read back). Every
-// '<' in it is written \u003c, which means the same inside a JSON string (the only
+// `page` with `json` in place of `mark` (which it holds, inside a JSON script element).
+// Every '<' in it is written \u003c, which means the same inside a JSON string (the only
 // place JSON has one), so no "</script>" in a name can end the script early.
+std::string PageWithJson(std::string_view page, std::string_view mark, std::string_view json);
+
+// The page for a summary JSON text (Report::ToJson(), or a summary read back).
 std::string HtmlPage(std::string_view summary_json);
 
 // HtmlPage(report.ToJson()).

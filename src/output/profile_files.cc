@@ -54,7 +54,7 @@ void WriteProfileFiles(TraceWriting* trace, Report* report) {
     LOG(ERROR) << "paddle_prof: " << report->warnings.back();
   }
   std::string error;
-  const std::string summary_path = path + ".summary.json";
+  const std::string summary_path = path + kSummarySuffix;
   if (WriteFileAtomically(summary_path, report->ToJson(), &error)) {
     report->summary_path = summary_path;
   } else {

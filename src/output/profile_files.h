@@ -13,6 +13,10 @@
 
 namespace paddle_prof::internal {
 
+// What a profile path's summary adds to it: <path>.summary.json. The package's readers
+// (paddle_prof.merge, the pytest plugin) take it from here.
+inline constexpr char kSummarySuffix[] = ".summary.json";
+
 // The Chrome trace of `c`, written at `path` on a thread of its own from construction
 // on, while the caller builds the report from the same records: both only read them,
 // and a long window's trace is most of the stop's time. Where no thread will start, the

@@ -21,7 +21,7 @@ import pytest
 
 import paddle_prof
 from paddle_prof import _core
-from paddle_prof.diff import format_bytes
+from paddle_prof._core import format_bytes
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 # build/python/paddle_prof -> build: the screenshot lands in the build tree.

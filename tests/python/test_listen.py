@@ -375,11 +375,13 @@ def test_trigger_names_what_it_cannot_reach(sockets, tmp_path):
 
 
 class Terminal:
-    """A tmux session of its own running `command`, 120 columns by 40 rows."""
+    """A tmux session of its own running `command`, 200 columns by 40 rows: wide enough for
+    a place's every memory kind, live and at the peak, on its one line (the view cuts
+    lines at the terminal's width, and a transient `other` may come first)."""
 
     def __init__(self, command):
         self.name = f"pp{os.getpid()}x{id(self) % 10000}"
-        subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-x", "120", "-y", "40",
+        subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-x", "200", "-y", "40",
                         command], check=True, timeout=30)
 
     def screen(self):
