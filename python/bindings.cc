@@ -382,7 +382,6 @@ PYBIND11_MODULE(_core, m) {
   m.attr("GPU_PID_BASE") = internal::kGpuPidBase;
   m.attr("SPREAD_CALLS") = internal::kSpreadCalls;
   m.def("format_bytes", &internal::FormatBytes, py::arg("bytes"));
-  m.def("format_ms", &internal::FormatMs, py::arg("ms"));
   m.def("check_state", [](const std::string& state) { ParseProfilerState(state); });
   m.def("check_sorted_key", [](const std::string& key) { internal::SortingKeyNamed(key); });
   m.def("enable_profiler",

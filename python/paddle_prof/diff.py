@@ -68,8 +68,8 @@ class Diff:
         self._base, self._new = native_report(base), native_report(new)
         self._native = _core.diff(self._base, self._new, time_threshold, memory_threshold)
         found = json.loads(self._native.to_json())
-        self.time_threshold: float = found["time_threshold"]
-        self.memory_threshold: float = found["memory_threshold"]
+        self.time_threshold = time_threshold  # as given: JSON would write 0.0 as 0
+        self.memory_threshold = memory_threshold
         # {name, tag, status, time_by, base, new} (and thread, process where both runs
         # are split that way); base/new: {calls, total_ms, p50_ms, memory}.
         self.rows: List[Dict[str, Any]] = found["rows"]

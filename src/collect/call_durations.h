@@ -79,6 +79,9 @@ inline void SetPercentiles(const std::array<double, kPercents.size()>& ms, Event
 inline bool HasPercentiles(const EventRow& row) {
   return row.calls > 0 && !row.durations.ns.empty();
 }
+// Whether the row's percentiles can be told, as the summary writes them: known, or 0 for
+// a row without calls (which has none to lack).
+inline bool PercentilesKnown(const EventRow& row) { return row.calls == 0 || HasPercentiles(row); }
 // Whether `counts` is ascending, positive and adds up to `calls` calls.
 bool CountsAreWhole(const CallDurationCounts& counts, int64_t calls);
 

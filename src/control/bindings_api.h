@@ -55,8 +55,7 @@
 //    read it;
 //  - DiffReports (report_diff.h), DiffJson, DiffTable, DiffPage (diff_outputs.h):
 //    paddle_prof.diff() and `paddle-prof diff`, its text and its page;
-//  - FormatBytes, FormatMs (number_format.h): sizes and times in the package's text as
-//    in the table's;
+//  - FormatBytes (number_format.h): sizes in the package's text as in the table's;
 //  - kSummarySuffix (profile_files.h), kGpuPidBase (chrome_trace.h): where a summary is
 //    beside its trace, and where a merged trace's fresh pids start;
 //  - NoteOpInputs, NoteOpSequence (op_details.h): an op's inputs' dims and types, and

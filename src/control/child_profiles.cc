@@ -26,8 +26,12 @@ namespace paddle_prof::internal {
 namespace {
 
 // A child's profile path, <pid>.json, and its summary beside it.
+constexpr std::string_view kChildProfileSuffix = ".json";
 constexpr char kChildSummarySuffix[] = ".json.summary.json";
-static_assert(std::string_view(kChildSummarySuffix).substr(5) == kSummarySuffix,
+static_assert(std::string_view(kChildSummarySuffix).substr(0, kChildProfileSuffix.size()) ==
+                      kChildProfileSuffix &&
+                  std::string_view(kChildSummarySuffix).substr(kChildProfileSuffix.size()) ==
+                      kSummarySuffix,
               "a child's summary is its profile path's");
 constexpr char kMarkerSuffix[] = ".json.running";
 
@@ -108,7 +112,7 @@ std::string ChildrenDir(const std::string& profile_path, const ProcessInfo& proc
 }
 
 std::string ChildProfilePath(const std::string& children_dir, int64_t pid) {
-  return children_dir + "/" + std::to_string(pid) + ".json";
+  return children_dir + "/" + std::to_string(pid) + std::string(kChildProfileSuffix);
 }
 
 int WriteChildMarker(const ParentWindow& parent, int64_t pid, std::string* error) {

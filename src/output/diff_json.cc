@@ -32,7 +32,7 @@ void WriteOptionalInt(JsonWriter* w, const std::optional<int64_t>& v) {
   v ? w->Int(*v) : w->Null();
 }
 
-void WriteDiffRow(JsonWriter* w, const DiffRow& row) {
+void WriteDiffRow(JsonWriter* w, const ReportDiff& diff, const DiffRow& row) {
   w->BeginObject();
   w->StringField("name", row.name);
   w->Key("tag");
@@ -47,8 +47,15 @@ void WriteDiffRow(JsonWriter* w, const DiffRow& row) {
   WriteSide(w, row.base);
   w->Key("new");
   WriteSide(w, row.next);
-  if (row.thread) w->IntField("thread", *row.thread);
-  if (row.process) w->StringField("process", *row.process);
+  // Where rows match by thread or process, every row has the key: null on a row without.
+  if (diff.by_thread) {
+    w->Key("thread");
+    row.thread ? w->Int(*row.thread) : w->Null();
+  }
+  if (diff.by_process) {
+    w->Key("process");
+    w->OptionalString(row.process);
+  }
   w->EndObject();
 }
 
@@ -58,7 +65,7 @@ void WriteDiff(JsonWriter* w, const ReportDiff& diff) {
   w->DoubleField("memory_threshold", diff.memory_threshold);
   w->Key("rows");
   w->BeginArray();
-  for (const DiffRow& row : diff.rows) WriteDiffRow(w, row);
+  for (const DiffRow& row : diff.rows) WriteDiffRow(w, diff, row);
   w->EndArray();
   auto write_place = [w](const DiffPlace& p) {
     w->BeginObject();
@@ -76,7 +83,7 @@ void WriteDiff(JsonWriter* w, const ReportDiff& diff) {
   w->EndArray();
   w->Key("regressions");
   w->BeginArray();
-  for (const size_t i : diff.regressing_rows) WriteDiffRow(w, diff.rows[i]);
+  for (const size_t i : diff.regressing_rows) WriteDiffRow(w, diff, diff.rows[i]);
   for (const size_t i : diff.regressing_places) write_place(diff.places[i]);
   w->EndArray();
   w->Key("changed");

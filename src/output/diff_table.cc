@@ -1,6 +1,5 @@
 #include <cstdio>
-#include <cstdlib>
-#include <functional>
+#include <optional>
 
 #include "diff_outputs.h"
 #include "number_format.h"
@@ -18,38 +17,31 @@ std::string Percent(double fraction) {
   return text;
 }
 
-template <typename T>
-std::string Change(const std::optional<T>& base, const std::optional<T>& next,
-                   const std::function<std::string(T)>& text) {
+// "base -> new", "-" for a side without the figure.
+template <typename T, typename Text>
+std::string Change(const std::optional<T>& base, const std::optional<T>& next, Text text) {
   return (base ? text(*base) : "-") + " -> " + (next ? text(*next) : "-");
 }
 
+std::string Count(int64_t n) { return std::to_string(n); }
+
 // Both sides, and the exact change: 4 bytes more of 3.91 KiB show.
 std::string ChangeBytes(const std::optional<int64_t>& base, const std::optional<int64_t>& next) {
-  std::string text = Change<int64_t>(base, next, FormatBytes);
+  std::string text = Change(base, next, FormatBytes);
   if (base && next && *next != *base) {
-    text += std::string(" (") + (*next > *base ? "+" : "-") +
-            std::to_string(std::llabs(*next - *base)) + " B)";
+    // Unsigned: the change of two int64 figures may not fit one.
+    const uint64_t by = *next > *base ? static_cast<uint64_t>(*next) - static_cast<uint64_t>(*base)
+                                      : static_cast<uint64_t>(*base) - static_cast<uint64_t>(*next);
+    text += std::string(" (") + (*next > *base ? "+" : "-") + std::to_string(by) + " B)";
   }
   return text;
 }
 
-std::optional<int64_t> Bytes(const std::optional<DiffSide>& side, bool peak) {
+// A side's figure, none without the side.
+template <typename F>
+auto Of(const std::optional<DiffSide>& side, F figure) -> std::optional<decltype(figure(*side))> {
   if (!side) return std::nullopt;
-  int64_t bytes = 0;
-  for (const auto& [place, b] : side->memory) bytes += peak ? b.peak_bytes : b.live_bytes;
-  return bytes;
-}
-
-std::optional<double> Average(const std::optional<DiffSide>& side) {
-  if (!side) return std::nullopt;
-  return side->total_ms / static_cast<double>(side->calls);
-}
-
-template <typename T, typename F>
-std::optional<T> Field(const std::optional<DiffSide>& side, F field) {
-  if (!side) return std::nullopt;
-  return field(*side);
+  return figure(*side);
 }
 
 std::string Label(const DiffRow& row) {
@@ -57,6 +49,20 @@ std::string Label(const DiffRow& row) {
   if (row.process) label = *row.process + "::" + label;
   if (row.thread) label = "thread" + std::to_string(*row.thread) + "::" + label;
   return label;
+}
+
+// The P50 column: each side's median call, or where the row is judged by its average
+// call (both sides then have kSpreadCalls calls or more), that.
+std::string CallColumn(const DiffRow& row) {
+  if (row.time_by == "average") {
+    const auto average = [](const DiffSide& s) {
+      return s.total_ms / static_cast<double>(s.calls);
+    };
+    return "avg " + Change(Of(row.base, average), Of(row.next, average), FormatMs);
+  }
+  const auto p50 = [](const DiffSide& s) { return s.p50_ms; };
+  return Change(Of(row.base, p50).value_or(std::nullopt), Of(row.next, p50).value_or(std::nullopt),
+                FormatMs);
 }
 
 }  // namespace
@@ -89,26 +95,17 @@ std::string DiffTable(const ReportDiff& diff) {
   if (!diff.changed.empty()) {
     std::vector<std::vector<std::string>> cells = {
         {"Event", "Status", "Calls", "P50 (ms)", "Total (ms)", "Peak Mem.", "Live Mem."}};
-    const std::function<std::string(double)> ms = FormatMs;
-    const std::function<std::string(int64_t)> count = [](int64_t n) { return std::to_string(n); };
+    const auto calls = [](const DiffSide& s) { return s.calls; };
+    const auto total = [](const DiffSide& s) { return s.total_ms; };
     for (const size_t i : diff.changed) {
       const DiffRow& row = diff.rows[i];
       std::string status;
       for (const std::string& s : row.status) status += (status.empty() ? "" : ",") + s;
-      const auto p50 = [](const DiffSide& s) { return s.p50_ms; };
-      const std::string call = row.time_by == "average"
-                                   ? "avg " + Change(Average(row.base), Average(row.next), ms)
-                                   : Change(row.base ? p50(*row.base) : std::nullopt,
-                                            row.next ? p50(*row.next) : std::nullopt, ms);
-      cells.push_back(
-          {EscapeForTable(Label(row)), status,
-           Change(Field<int64_t>(row.base, [](const DiffSide& s) { return s.calls; }),
-                  Field<int64_t>(row.next, [](const DiffSide& s) { return s.calls; }), count),
-           call,
-           Change(Field<double>(row.base, [](const DiffSide& s) { return s.total_ms; }),
-                  Field<double>(row.next, [](const DiffSide& s) { return s.total_ms; }), ms),
-           ChangeBytes(Bytes(row.base, true), Bytes(row.next, true)),
-           ChangeBytes(Bytes(row.base, false), Bytes(row.next, false))});
+      cells.push_back({EscapeForTable(Label(row)), status,
+                       Change(Of(row.base, calls), Of(row.next, calls), Count), CallColumn(row),
+                       Change(Of(row.base, total), Of(row.next, total), FormatMs),
+                       ChangeBytes(SideBytes(row.base, true), SideBytes(row.next, true)),
+                       ChangeBytes(SideBytes(row.base, false), SideBytes(row.next, false))});
     }
     out += "Changed rows: " + std::to_string(diff.changed.size()) + " (time first, then memory)\n";
     out += AlignColumns(cells);

@@ -8,7 +8,7 @@ namespace {
 
 // Where the template takes the summary, inside its JSON script element.
 constexpr std::string_view kSummaryMark = "@PADDLE_PROF_SUMMARY@";
-static_assert(kHtmlReportTemplate.find(kSummaryMark) != std::string_view::npos,
+static_assert(kReportPageTemplate.find(kSummaryMark) != std::string_view::npos,
               "src/html/report.html must hold @PADDLE_PROF_SUMMARY@");
 
 }  // namespace
@@ -30,7 +30,7 @@ std::string PageWithJson(std::string_view page, std::string_view mark, std::stri
 }
 
 std::string HtmlPage(std::string_view summary_json) {
-  return PageWithJson(kHtmlReportTemplate, kSummaryMark, summary_json);
+  return PageWithJson(kReportPageTemplate, kSummaryMark, summary_json);
 }
 
 std::string HtmlReport(const Report& report) { return HtmlPage(report.ToJson()); }

@@ -69,7 +69,7 @@ void WriteEvent(JsonWriter* w, const EventRow& row) {
   w->DoubleField("max_ms", row.max_ms);
   w->DoubleField("ave_ms", row.ave_ms);
   // Null where they are not known: a merged row of an input written without durations.
-  const bool percentiles = row.calls == 0 || internal::HasPercentiles(row);
+  const bool percentiles = internal::PercentilesKnown(row);
   for (const auto& [key, ms] : {std::pair{"p10_ms", row.p10_ms}, std::pair{"p50_ms", row.p50_ms},
                                 std::pair{"p90_ms", row.p90_ms}, std::pair{"p99_ms", row.p99_ms}}) {
     w->Key(key);

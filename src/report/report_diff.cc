@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <tuple>
 
 #include "call_durations.h"
@@ -81,22 +82,21 @@ bool Split(const Report& report, bool thread) {
   });
 }
 
-// Whether percentiles are known: a row without calls has none to lack.
-bool KnowsPercentiles(const EventRow& row) { return row.calls == 0 || HasPercentiles(row); }
-
 DiffSide SideOf(const EventRow& row) {
   DiffSide side;
   side.calls = row.calls;
   side.total_ms = row.total_ms;
-  if (KnowsPercentiles(row)) side.p50_ms = row.p50_ms;
+  if (PercentilesKnown(row)) side.p50_ms = row.p50_ms;
   for (const auto& [place, stats] : row.memory) {
     side.memory[place] = {stats.peak_bytes, stats.live_bytes};
   }
   return side;
 }
 
+// In 128 bits: a summary's figures may be anywhere in int64's range.
 bool Grew(int64_t base, int64_t next, double threshold) {
-  return next > base && static_cast<double>(next - base) > threshold * static_cast<double>(base);
+  const __int128 growth = static_cast<__int128>(next) - base;
+  return next > base && static_cast<double>(growth) > threshold * static_cast<double>(base);
 }
 
 void AddOnce(std::vector<std::string>* statuses, const char* status) {
@@ -167,12 +167,8 @@ std::vector<std::pair<std::string, int64_t>> PlacePeaks(const Report& report) {
 
 double TotalMs(const std::optional<DiffSide>& side) { return side ? side->total_ms : 0; }
 
-int64_t PeakBytes(const std::optional<DiffSide>& side) {
-  int64_t bytes = 0;
-  if (side) {
-    for (const auto& [place, b] : side->memory) bytes += b.peak_bytes;
-  }
-  return bytes;
+double PeakBytes(const std::optional<DiffSide>& side) {
+  return static_cast<double>(SideBytes(side, true).value_or(0));
 }
 
 std::vector<size_t> ChangedRows(const std::vector<DiffRow>& rows) {
@@ -190,14 +186,26 @@ std::vector<size_t> ChangedRows(const std::vector<DiffRow>& rows) {
            std::abs(TotalMs(rows[b].next) - TotalMs(rows[b].base));
   });
   std::stable_sort(memory.begin(), memory.end(), [&rows](size_t a, size_t b) {
-    return std::llabs(PeakBytes(rows[a].next) - PeakBytes(rows[a].base)) >
-           std::llabs(PeakBytes(rows[b].next) - PeakBytes(rows[b].base));
+    return std::abs(PeakBytes(rows[a].next) - PeakBytes(rows[a].base)) >
+           std::abs(PeakBytes(rows[b].next) - PeakBytes(rows[b].base));
   });
   timed.insert(timed.end(), memory.begin(), memory.end());
   return timed;
 }
 
 }  // namespace
+
+std::optional<int64_t> SideBytes(const std::optional<DiffSide>& side, bool peak) {
+  if (!side) return std::nullopt;
+  int64_t bytes = 0;
+  for (const auto& [place, b] : side->memory) {
+    const int64_t add = peak ? b.peak_bytes : b.live_bytes;
+    if (__builtin_add_overflow(bytes, add, &bytes)) {
+      return add > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+    }
+  }
+  return bytes;
+}
 
 bool DiffRow::Has(const char* s) const {
   return std::find(status.begin(), status.end(), s) != status.end();
@@ -208,10 +216,10 @@ ReportDiff DiffReports(const Report& base, const Report& next, double time_thres
   ReportDiff d;
   d.time_threshold = time_threshold;
   d.memory_threshold = memory_threshold;
-  const bool by_thread = Split(base, true) && Split(next, true);
-  const bool by_process = Split(base, false) && Split(next, false);
-  const KeyedRows before = KeyRows(base, by_thread, by_process);
-  const KeyedRows after = KeyRows(next, by_thread, by_process);
+  d.by_thread = Split(base, true) && Split(next, true);
+  d.by_process = Split(base, false) && Split(next, false);
+  const KeyedRows before = KeyRows(base, d.by_thread, d.by_process);
+  const KeyedRows after = KeyRows(next, d.by_thread, d.by_process);
   std::vector<RowKey> keys = before.keys;
   for (const RowKey& key : after.keys) {
     if (!before.rows.count(key)) keys.push_back(key);

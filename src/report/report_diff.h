@@ -63,7 +63,9 @@ struct DiffPlace {
 struct ReportDiff {
   double time_threshold = 0;    // relative: 0.1 is 10%
   double memory_threshold = 0;  // relative: 0 is any byte
-  std::vector<DiffRow> rows;    // the base's keys in order, then those only the new run has
+  // Whether rows match by thread, by process: where both runs are split that way.
+  bool by_thread = false, by_process = false;
+  std::vector<DiffRow> rows;  // the base's keys in order, then those only the new run has
   std::vector<DiffPlace> places;
   // Indices of rows with a regression (slower, more_memory), then of places (more_memory).
   std::vector<size_t> regressing_rows, regressing_places;
@@ -72,6 +74,10 @@ struct ReportDiff {
   // change of peak first.
   std::vector<size_t> changed;
 };
+
+// A side's peak (else live) bytes over its places, none without the side; held at
+// INT64_MAX or INT64_MIN where a summary's figures would overflow it.
+std::optional<int64_t> SideBytes(const std::optional<DiffSide>& side, bool peak);
 
 // What changed from `base` to `next`, by the thresholds (relative, 0 or more).
 ReportDiff DiffReports(const Report& base, const Report& next, double time_threshold,

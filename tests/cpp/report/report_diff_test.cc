@@ -223,5 +223,77 @@ TEST(ReportDiffTest, ItsJsonIsTheShapeThePackageHandsOut) {
   EXPECT_EQ(j["changed"], nlohmann::json({0}));
 }
 
+TEST(ReportDiffTest, MergedInputsGoByRankElseByTheirPlaceAndSoDoTheirPlaces) {
+  auto merged = [](std::optional<int> rank0, std::optional<int> rank1) {
+    EventRow a = Timed("op", 10, {1}), b = a;
+    a.process = 11;
+    b.process = 22;
+    Report r = Profile({a, b});
+    r.places.clear();
+    for (const auto& [pid, rank] : {std::pair{int64_t{11}, rank0}, std::pair{int64_t{22}, rank1}}) {
+      MergedInput input;
+      input.process.pid = pid;
+      input.process.rank = rank;
+      input.label = "node1 pid " + std::to_string(pid);
+      r.merged_from.push_back(input);
+      PlaceSummary place;
+      place.place = "CPU";
+      place.process = pid;
+      place.input = input.label;
+      place.peak_bytes = 1000 * pid;
+      r.places.push_back(place);
+    }
+    return r;
+  };
+  const ReportDiff ranked = DiffReports(merged(0, 1), merged(0, 1), 0.1, 0);
+  ASSERT_EQ(ranked.rows.size(), 2u);
+  EXPECT_EQ(*ranked.rows[1].process, "rank 1");
+  ASSERT_EQ(ranked.places.size(), 2u);
+  EXPECT_EQ(ranked.places[1].place, "CPU (rank 1)");
+  const ReportDiff unranked = DiffReports(merged({}, {}), merged({}, {}), 0.1, 0);
+  EXPECT_EQ(*unranked.rows[1].process, "input 2");
+  EXPECT_EQ(unranked.places[0].place, "CPU (input 1)");
+  EXPECT_EQ(unranked.places[1].next_peak_bytes, 22000);
+  // Split that way, every row has the key: null on a row of no process.
+  Report with_unsplit = merged(0, 1);
+  with_unsplit.events.push_back(Timed("unsplit", 10, {1}));
+  const auto j =
+      nlohmann::json::parse(internal::DiffJson(DiffReports(with_unsplit, with_unsplit, 0.1, 0)));
+  EXPECT_EQ(j["rows"][0]["process"], "rank 0");
+  ASSERT_TRUE(j["rows"][2].contains("process"));
+  EXPECT_TRUE(j["rows"][2]["process"].is_null());
+  EXPECT_FALSE(j["rows"][2].contains("thread"));
+}
+
+TEST(ReportDiffTest, SizesReadAsTheTablesAndFiguresPastInt64DoNotOverflow) {
+  EventRow base = Timed("op", 10, {1});
+  base.memory["CPU"] = Memory(1048575, 0, 0, 0, 0, 0);  // 1023.999 KiB: rounds to 1.00 MiB
+  EventRow huge = base;
+  huge.memory["CPU"].peak_bytes = INT64_MAX;
+  huge.memory["GPU"] = Memory(INT64_MAX, 0, 0, 0, 0, 0);
+  const ReportDiff d = DiffReports(Profile({base}), Profile({huge}), 0.1, 0);
+  EXPECT_EQ(Status(d, "op"), Statuses{"more_memory"});
+  EXPECT_EQ(internal::SideBytes(d.rows[0].next, true), INT64_MAX);  // held, not wrapped
+  const std::string table = internal::DiffTable(d);
+  EXPECT_NE(table.find("1.00 MiB -> 8388608.00 TiB (+9223372036853727232 B)"), std::string::npos)
+      << table;
+}
+
+TEST(ReportDiffTest, ThePageHoldsTheDiffAndBothRunsWhereNoNameCanEndItsScript) {
+  EventRow base = Timed("</script><b>", 10, {1});
+  Report before = Profile({base});
+  before.timeline["CPU"].t_ms = {0, 1};
+  before.timeline["CPU"].bytes = {0, 64};
+  const std::string page =
+      internal::DiffPage(DiffReports(before, Profile({base}), 0.1, 0), before, Profile({base}));
+  EXPECT_EQ(page.find("@PADDLE_PROF_DIFF@"), std::string::npos);
+  EXPECT_EQ(page.find("/*@include"), std::string::npos);
+  EXPECT_NE(page.find("function formatBytes("), std::string::npos);  // number_format.js
+  EXPECT_EQ(page.find("</script><b>"), std::string::npos);
+  EXPECT_NE(page.find("\\u003c/script>\\u003cb>"), std::string::npos);
+  EXPECT_NE(page.find(R"("base":{"timeline":{"CPU":{"t_ms":[0,1],"bytes":[0,64]}})"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace paddle_prof
