@@ -51,6 +51,7 @@ class JsonWriter {
   }
   void OptionalString(const std::optional<std::string>& s) { s ? String(*s) : Null(); }
   void OptionalDouble(const std::optional<double>& v) { v ? Double(*v) : Null(); }
+  void OptionalInt(const std::optional<int64_t>& v) { v ? Int(*v) : Null(); }
 
  private:
   void Open(char c);

@@ -25,14 +25,7 @@ namespace paddle_prof::internal {
 
 namespace {
 
-// A child's profile path, <pid>.json, and its summary beside it.
-constexpr std::string_view kChildProfileSuffix = ".json";
-constexpr char kChildSummarySuffix[] = ".json.summary.json";
-static_assert(std::string_view(kChildSummarySuffix).substr(0, kChildProfileSuffix.size()) ==
-                      kChildProfileSuffix &&
-                  std::string_view(kChildSummarySuffix).substr(kChildProfileSuffix.size()) ==
-                      kSummarySuffix,
-              "a child's summary is its profile path's");
+constexpr std::string_view kChildProfileSuffix = ".json";  // a child's profile path: <pid>.json
 constexpr char kMarkerSuffix[] = ".json.running";
 
 // `dir` and the directories above it, as mkdir -p.
@@ -49,8 +42,8 @@ bool MakeDirs(const std::string& dir, std::string* error) {
 
 // The pid that a name of the children directory ending in `suffix` starts with; 0 for
 // any other name.
-int64_t PidNamed(const std::string& name, const char* suffix) {
-  const size_t n = std::strlen(suffix);
+int64_t PidNamed(const std::string& name, std::string_view suffix) {
+  const size_t n = suffix.size();
   if (name.size() <= n || name.size() > n + 18 || name.compare(name.size() - n, n, suffix) != 0) {
     return 0;
   }
@@ -162,8 +155,9 @@ ArrivedChildren CollectArrivedChildren(const std::string& children_dir, int64_t 
       arrived.warnings.push_back(std::string("a child's profile was left out: ") + e.what());
     }
   };
+  const std::string summary_suffix = std::string(kChildProfileSuffix) + kSummarySuffix;
   for (const std::string& name : names) {
-    if (const int64_t pid = PidNamed(name, kChildSummarySuffix); pid != 0) {
+    if (const int64_t pid = PidNamed(name, summary_suffix); pid != 0) {
       load(pid, children_dir + "/" + name);
     }
   }

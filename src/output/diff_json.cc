@@ -28,10 +28,6 @@ void WriteSide(JsonWriter* w, const std::optional<DiffSide>& side) {
   w->EndObject();
 }
 
-void WriteOptionalInt(JsonWriter* w, const std::optional<int64_t>& v) {
-  v ? w->Int(*v) : w->Null();
-}
-
 void WriteDiffRow(JsonWriter* w, const ReportDiff& diff, const DiffRow& row) {
   w->BeginObject();
   w->StringField("name", row.name);
@@ -50,7 +46,7 @@ void WriteDiffRow(JsonWriter* w, const ReportDiff& diff, const DiffRow& row) {
   // Where rows match by thread or process, every row has the key: null on a row without.
   if (diff.by_thread) {
     w->Key("thread");
-    row.thread ? w->Int(*row.thread) : w->Null();
+    w->OptionalInt(row.thread);
   }
   if (diff.by_process) {
     w->Key("process");
@@ -71,9 +67,9 @@ void WriteDiff(JsonWriter* w, const ReportDiff& diff) {
     w->BeginObject();
     w->StringField("place", p.place);
     w->Key("base_peak_bytes");
-    WriteOptionalInt(w, p.base_peak_bytes);
+    w->OptionalInt(p.base_peak_bytes);
     w->Key("new_peak_bytes");
-    WriteOptionalInt(w, p.next_peak_bytes);
+    w->OptionalInt(p.next_peak_bytes);
     w->StringField("status", p.status);
     w->EndObject();
   };

@@ -60,7 +60,7 @@ void WriteEvent(JsonWriter* w, const EventRow& row) {
   w->Key("tag");
   w->OptionalString(row.tag);
   w->Key("thread");
-  row.thread ? w->Int(*row.thread) : w->Null();
+  w->OptionalInt(row.thread);
   if (row.process) w->IntField("process", *row.process);
   w->IntField("calls", row.calls);
   w->DoubleField("total_ms", row.total_ms);
@@ -193,7 +193,7 @@ void WritePlace(JsonWriter* w, const PlaceSummary& p) {
 
 void WriteOptionalInt(JsonWriter* w, std::string_view key, const std::optional<int64_t>& v) {
   w->Key(key);
-  v ? w->Int(*v) : w->Null();
+  w->OptionalInt(v);
 }
 
 void WriteProcess(JsonWriter* w, const ProcessInfo& p) {
@@ -278,7 +278,7 @@ std::string Report::ToJson() const {
     WriteBytesByName(&w, s.process);
     w.DoubleField("comm_ms", s.comm_ms);
     w.Key("samples");
-    s.samples ? w.Int(*s.samples) : w.Null();
+    w.OptionalInt(s.samples);
     w.Key("phases_ms");
     WritePhases(&w, s.phases_ms);
     if (s.slowest) {
@@ -319,7 +319,7 @@ std::string Report::ToJson() const {
   w.EndArray();
   w.IntField("dropped_events", dropped_events);
   w.Key("cycle");
-  cycle ? w.Int(*cycle) : w.Null();
+  w.OptionalInt(cycle);
   w.Key("oom");
   if (oom) {
     w.BeginObject();
@@ -386,7 +386,7 @@ std::string Report::ToJson() const {
     w.StringField("message", a.message);
     w.StringField("fix", a.fix);
     w.Key("bytes");
-    a.bytes ? w.Int(*a.bytes) : w.Null();
+    w.OptionalInt(a.bytes);
     w.Key("ms");
     w.OptionalDouble(a.ms);
     w.EndObject();
